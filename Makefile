@@ -1,0 +1,49 @@
+# The README's two commands are `make demo` and `make test`; every target sets itself up first.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+APT_PACKAGES := libgl1 libgomp1 libusb-1.0-0 ffmpeg chromium
+TORCH := torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: setup system-deps demo test lint bench clean
+
+setup: system-deps $(STAMP)
+
+# System libraries: open3d needs libgl1/libgomp1/libusb, videos need ffmpeg, browser tests chromium.
+system-deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing system packages: $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "missing system packages (install them as root): $$missing" >&2; exit 1; \
+	  fi; \
+	fi
+
+# torch goes in first, pinned, so nothing later can pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/iclr25-studio serve
+
+lint: setup
+	$(BIN)/ruff check .
+
+# ICLR25_REQUIRE_BROWSER=1: a browser test that cannot start chromium fails instead of skipping.
+test: setup lint
+	ICLR25_REQUIRE_BROWSER=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	@for b in bench/[a-z]*.py; do m=$$(basename $$b .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m --quick || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,117 @@
+"""Command line: ``iclr25-studio`` (or ``python -m app``).
+
+  serve [--host --port --models-dir --device]   start the web app
+  models list                                    the registry, with present / missing
+  models check [NAME ...]                        verify the embedded defaults (or the named models)
+
+Each capability adds one subcommand for batch work (JSON in, files out) to ``CAPABILITY_COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from backends.common.errors import InputError
+from backends.common.settings import configure
+
+# (name, add_arguments(parser), run(args) -> exit code), one per capability as they arrive.
+CAPABILITY_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="iclr25-studio", description="ICLR 2025 Studio: six papers, hands-on.")
+    parser.add_argument("--models-dir", type=Path, help="folder of real checkpoints (env ICLR25_MODELS_DIR)")
+    parser.add_argument("--device", help="auto | cpu | cuda | cuda:N | mps (env ICLR25_DEVICE)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="start the web app")
+    serve.add_argument("--host", help="interface to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default 7860)")
+    serve.add_argument("--models-dir", type=Path, dest="models_dir_serve", help=argparse.SUPPRESS)
+    serve.add_argument("--device", dest="device_serve", help=argparse.SUPPRESS)
+
+    models = sub.add_parser("models", help="list or check the models the suite knows")
+    msub = models.add_subparsers(dest="models_command", required=True)
+    msub.add_parser("list", help="print the registry with present / missing")
+    check = msub.add_parser("check", help="verify models are present and intact (default: the embedded ones)")
+    check.add_argument("names", nargs="*", help="model ids (default: every embedded default)")
+
+    for name, help_text, add_arguments, _ in CAPABILITY_COMMANDS:
+        add_arguments(sub.add_parser(name, help=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    models_dir = getattr(args, "models_dir_serve", None) or args.models_dir
+    device = getattr(args, "device_serve", None) or args.device
+    try:
+        configure(models_dir=models_dir, device=device, host=getattr(args, "host", None),
+                  port=getattr(args, "port", None))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "serve":
+            return _serve()
+        if args.command == "models":
+            return _models_list() if args.models_command == "list" else _models_check(args.names)
+        for name, _, _, run in CAPABILITY_COMMANDS:
+            if args.command == name:
+                return run(args)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 2
+
+
+def _serve() -> int:
+    from app.main import build_app, launch
+
+    demo = build_app()
+    launch(demo)
+    return 0
+
+
+def _models_list() -> int:
+    from backends.common.registry import STATUS_HEADERS, status_table
+
+    rows = status_table()
+    shown = STATUS_HEADERS[:6]
+    table = [shown] + [[("" if v is None else str(v)) for v in row[:6]] for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(shown))]
+    for i, row in enumerate(table):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    present = sum(1 for r in rows if r[4] == "yes")
+    print(f"\n{present} of {len(rows)} models present.")
+    return 0
+
+
+def _models_check(names: list[str]) -> int:
+    from backends.common.registry import default_registry, model_status
+    from backends.common.settings import get_settings
+
+    registry = default_registry()
+    specs = [registry.get(n) for n in names] if names else registry.defaults()
+    failed = 0
+    for spec in specs:
+        st = model_status(spec)
+        if st.present:
+            print(f"ok       {spec.id}  ({st.path})")
+            continue
+        failed += 1
+        what = "missing" if st.problem == "missing" else "corrupt"
+        print(f"{what:8} {spec.id}: {st.problem if what == 'corrupt' else 'not found'}", file=sys.stderr)
+        for place in st.searched:
+            print(f"           looked in {place}", file=sys.stderr)
+        print(f"           how to get it: {spec.instructions(get_settings())}", file=sys.stderr)
+    if not specs:
+        print("no embedded models are registered yet; nothing to check.")
+    elif not failed:
+        print(f"all {len(specs)} model(s) present and intact.")
+    return 1 if failed else 0

@@ -1,0 +1,1 @@
+"""Pieces every tab shares: error mapping, long-work streaming with Stop, queue state."""

@@ -1,0 +1,59 @@
+"""Build and launch the app: one gr.Tab per capability, the shared queue, and safe launch defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Set before gradio is imported: no analytics, no version check, nothing leaves the machine.
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+import gradio as gr  # noqa: E402
+
+from app.tabs import all_tabs  # noqa: E402
+from backends.common.settings import Settings, get_settings  # noqa: E402
+
+STATIC_DIR = Path(__file__).parent / "static"
+TITLE = "ICLR 2025 Studio"
+
+HEADER = (
+    f"# {TITLE}\n"
+    "Six ICLR 2025 papers, hands-on: each tab is one paper's method, running for real on this machine."
+)
+
+
+def build_app(settings: Settings | None = None) -> gr.Blocks:
+    """The whole app. Nothing heavy happens here: models load on first use, never at build time."""
+    settings = settings or get_settings()
+    with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
+        gr.Markdown(HEADER, elem_id="app-header")
+        for tab in all_tabs():
+            with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
+                tab.build(demo)
+    demo.queue(max_size=settings.queue_max_size, default_concurrency_limit=2)
+    _limit_gpu_queue(demo, settings.gpu_concurrency)
+    return demo
+
+
+def _limit_gpu_queue(demo: gr.Blocks, limit: int) -> None:
+    """Every heavy listener shares one queue (`concurrency_id="gpu"`) with the configured limit."""
+    for fn in demo.fns.values():
+        if fn.concurrency_id == "gpu":
+            fn.concurrency_limit = limit
+
+
+def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
+    """Launch with the suite's safe defaults: loopback, upload cap, no file access beyond the cache."""
+    settings = settings or get_settings()
+    options = dict(
+        server_name=settings.host,
+        server_port=settings.port,
+        max_file_size=f"{settings.max_file_size_mb}mb",
+        allowed_paths=[],
+        show_error=True,
+        footer_links=["api", "settings"],
+        css_paths=[STATIC_DIR / "app.css"],
+        theme=gr.themes.Soft(),
+    )
+    options.update(kwargs)
+    return demo.launch(**options)

@@ -1,0 +1,23 @@
+"""The tabs of the app, in display order. Adding a tab is one line in ``TABS``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gradio as gr
+
+
+@dataclass(frozen=True)
+class TabSpec:
+    name: str  # the capability's name: backend package, CLI subcommand, bench and test files
+    title: str  # what the user sees on the tab
+    build: Callable[[gr.Blocks], None]  # builds the tab's components and events inside a gr.Tab
+
+
+def all_tabs() -> list[TabSpec]:
+    from . import system
+
+    return [
+        system.TAB,
+    ]

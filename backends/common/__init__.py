@@ -1,0 +1,1 @@
+"""Services every capability shares: settings, device, model registry, progress/cancel, io, errors."""

@@ -1,0 +1,276 @@
+"""The model registry: what models the suite knows, where each one is looked for, and whether it is there.
+
+Every capability declares its models as :class:`ModelSpec` objects in ``backends/<capability>/models.py``
+(a module-level ``SPECS`` list). :func:`resolve` finds a model locally — embedded assets, the configured
+models folder, the Hugging Face cache — or raises :class:`ModelMissingError` naming the places searched
+and how to get it. Nothing is downloaded unless the settings allow it (``offline=False``), and embedded
+assets are verified against their recorded sha256 before use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from .errors import InputError, ModelCorruptError, ModelMissingError
+from .settings import Settings, get_settings
+
+SourceKind = Literal["embedded", "hf", "local"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model the suite can use.
+
+    ``location`` is the folder name under ``assets/`` (embedded), the Hugging Face repo id (hf), or a
+    path (local; relative paths are taken under the models folder). ``files`` are the paths, relative
+    to the model's folder, that must exist for it to count as present.
+    """
+
+    id: str
+    capability: str
+    kind: str
+    source: SourceKind
+    location: str
+    files: tuple[str, ...] = ()
+    license: str = "unknown"
+    size_mb: float | None = None
+    sha256: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+    description: str = ""
+    how_to_get: str = ""
+    default: bool = False
+
+    def __post_init__(self):
+        if self.source not in ("embedded", "hf", "local"):
+            raise ValueError(f"{self.id}: unknown source {self.source!r}")
+        if self.source == "embedded":
+            missing = [f for f in self.files if f not in self.sha256]
+            if missing:
+                raise ValueError(f"{self.id}: embedded files need a sha256: {missing}")
+        object.__setattr__(self, "sha256", MappingProxyType(dict(self.sha256)))
+
+    def instructions(self, settings: Settings) -> str:
+        if self.how_to_get:
+            return self.how_to_get
+        if self.source == "embedded":
+            return (f"it ships with the suite in assets/{self.location}; restore it with "
+                    f"`git checkout -- assets/{self.location}` or re-run its training script in training/.")
+        if self.source == "hf":
+            target = settings.models_dir / self.location
+            return (f"on a machine with internet, run `hf download {self.location} --local-dir {target}` "
+                    f"(or set ICLR25_OFFLINE=0 to let the suite download it on first use).")
+        return f"place the files {list(self.files)} in {self.location}."
+
+
+@dataclass
+class ModelStatus:
+    spec: ModelSpec
+    present: bool
+    path: Path | None
+    searched: list[str]
+    problem: str | None = None
+    size_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    spec: ModelSpec
+    path: Path
+    where: str
+
+
+class ModelRegistry:
+    """A set of :class:`ModelSpec` by id, with lookup, status and resolution."""
+
+    def __init__(self, specs: Iterable[ModelSpec] = ()):
+        self._specs: dict[str, ModelSpec] = {}
+        for spec in specs:
+            self.register(spec)
+
+    def register(self, spec: ModelSpec) -> ModelSpec:
+        if spec.id in self._specs:
+            raise ValueError(f"model id {spec.id!r} is registered twice")
+        self._specs[spec.id] = spec
+        return spec
+
+    def __iter__(self):
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __contains__(self, model_id: str) -> bool:
+        return model_id in self._specs
+
+    def get(self, model_id: str) -> ModelSpec:
+        try:
+            return self._specs[model_id]
+        except KeyError:
+            known = ", ".join(sorted(self._specs)) or "none"
+            raise InputError(f"Unknown model '{model_id}'. Known models: {known}.") from None
+
+    def for_capability(self, capability: str) -> list[ModelSpec]:
+        return [s for s in self if s.capability == capability]
+
+    def defaults(self) -> list[ModelSpec]:
+        """The embedded defaults: what must be present for the suite to work out of the box."""
+        return [s for s in self if s.source == "embedded"]
+
+    def status(self, model_id: str, settings: Settings | None = None) -> ModelStatus:
+        return model_status(self.get(model_id), settings)
+
+    def resolve(self, model_id: str, settings: Settings | None = None) -> ResolvedModel:
+        return resolve(self.get(model_id), settings)
+
+
+# --- resolution ------------------------------------------------------------------------------------
+
+def resolve(spec: ModelSpec, settings: Settings | None = None) -> ResolvedModel:
+    """Find ``spec`` locally (or download it when allowed) or raise ModelMissingError / ModelCorruptError."""
+    settings = settings or get_settings()
+    searched: list[str] = []
+    for where, path in _candidates(spec, settings):
+        searched.append(f"{path} ({where})")
+        if _has_files(path, spec.files):
+            if spec.source == "embedded":
+                problems = verify_checksums(path, spec.sha256)
+                if problems:
+                    raise ModelCorruptError(spec.id, problems)
+            return ResolvedModel(spec, path, where)
+    cached = _hf_cache_lookup(spec, settings, searched)
+    if cached is not None:
+        return cached
+    raise ModelMissingError(spec.id, searched, spec.instructions(settings))
+
+
+def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStatus:
+    """Like :func:`resolve` but never raises and never downloads: for tables and ``models check``."""
+    settings = settings or get_settings()
+    offline = settings if settings.offline else settings.model_copy(update={"offline": True})
+    try:
+        found = resolve(spec, offline)
+    except ModelMissingError as e:
+        return ModelStatus(spec, False, None, e.searched, "missing")
+    except ModelCorruptError as e:
+        return ModelStatus(spec, False, None, [str(p) for p, _ in _candidates(spec, settings)], "; ".join(e.problems))
+    return ModelStatus(spec, True, found.path, [f"{found.path} ({found.where})"], None, _size_mb(found.path, spec.files))
+
+
+def _candidates(spec: ModelSpec, settings: Settings) -> list[tuple[str, Path]]:
+    if spec.source == "embedded":
+        return [("embedded assets", settings.assets_dir / spec.location)]
+    if spec.source == "hf":
+        return [
+            ("models folder", settings.models_dir / spec.location),
+            ("models folder", settings.models_dir / spec.location.replace("/", "--")),
+        ]
+    path = Path(spec.location).expanduser()
+    return [("local path", path if path.is_absolute() else settings.models_dir / path)]
+
+
+def _has_files(path: Path, files: tuple[str, ...]) -> bool:
+    if not path.is_dir():
+        return False
+    return all((path / f).is_file() for f in files)
+
+
+def _hf_cache_lookup(spec: ModelSpec, settings: Settings, searched: list[str]) -> ResolvedModel | None:
+    if spec.source != "hf":
+        return None
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    searched.append(f"{constants.HF_HUB_CACHE} (Hugging Face cache)")
+    patterns = list(spec.files) or None
+    try:
+        path = Path(snapshot_download(spec.location, allow_patterns=patterns, local_files_only=True))
+        if _has_files(path, spec.files):
+            return ResolvedModel(spec, path, "Hugging Face cache")
+    except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
+        pass
+    if settings.offline:
+        return None
+    searched.append(f"huggingface.co/{spec.location} (download)")
+    try:
+        path = Path(snapshot_download(spec.location, allow_patterns=patterns))
+    except Exception:  # network, auth, gated repo: all mean "not available here"
+        return None
+    return ResolvedModel(spec, path, "downloaded") if _has_files(path, spec.files) else None
+
+
+# --- checksums -------------------------------------------------------------------------------------
+
+_verified: dict[tuple[str, int, int], str] = {}
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 of a file, memoised on (path, size, mtime) so repeated checks are free."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _verified:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _verified[key] = h.hexdigest()
+    return _verified[key]
+
+
+def verify_checksums(folder: Path, expected: Mapping[str, str]) -> list[str]:
+    """Problems found (empty when every file is present with the expected sha256)."""
+    problems = []
+    for name, digest in expected.items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{name} is missing from {folder}")
+        elif sha256_file(path) != digest:
+            problems.append(f"{name} has sha256 {sha256_file(path)[:12]}…, expected {digest[:12]}…")
+    return problems
+
+
+def _size_mb(path: Path, files: tuple[str, ...]) -> float:
+    targets = [path / f for f in files] if files else [p for p in path.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in targets if p.is_file()) / 2**20
+
+
+# --- the suite's registry --------------------------------------------------------------------------
+
+_default: ModelRegistry | None = None
+
+
+def default_registry() -> ModelRegistry:
+    """Every model the suite knows: the ``SPECS`` of each ``backends/<capability>/models.py``."""
+    global _default
+    if _default is None:
+        from backends import CAPABILITIES
+
+        registry = ModelRegistry()
+        for capability in CAPABILITIES:
+            name = f"backends.{capability}.models"
+            if importlib.util.find_spec(f"backends.{capability}") and importlib.util.find_spec(name):
+                for spec in importlib.import_module(name).SPECS:
+                    registry.register(spec)
+        _default = registry
+    return _default
+
+
+STATUS_HEADERS = ["model", "capability", "kind", "source", "present", "size (MB)", "license", "looked in"]
+
+
+def status_table(registry: ModelRegistry | None = None, settings: Settings | None = None) -> list[list]:
+    """One row per model (see STATUS_HEADERS): for the System tab and ``models list``."""
+    registry = registry or default_registry()
+    rows = []
+    for spec in registry:
+        st = model_status(spec, settings)
+        size = st.size_mb if st.size_mb is not None else spec.size_mb
+        present = "yes" if st.present else ("corrupt" if st.problem and st.problem != "missing" else "missing")
+        rows.append([spec.id, spec.capability, spec.kind, f"{spec.source}: {spec.location}", present,
+                     None if size is None else round(size, 1), spec.license, " | ".join(st.searched)])
+    return rows

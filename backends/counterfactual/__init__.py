@@ -1,0 +1,1 @@
+"""RCSB: region-constrained counterfactual explanations with a classifier-guided Schrödinger bridge."""

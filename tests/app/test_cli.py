@@ -1,0 +1,44 @@
+"""The command line, run as a person would run it."""
+
+import subprocess
+import sys
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_models_list_prints_registry_with_presence():
+    out = run_cli("models", "list")
+    assert out.returncode == 0, out.stderr
+    assert "sd15" in out.stdout and "missing" in out.stdout
+    assert "models present" in out.stdout
+
+
+def test_models_check_passes_on_a_fresh_install():
+    out = run_cli("models", "check")
+    assert out.returncode == 0, out.stderr
+
+
+def test_models_check_names_missing_model_and_places(tmp_path):
+    out = run_cli("--models-dir", str(tmp_path), "models", "check", "controlnet-sd15-depth")
+    assert out.returncode == 1
+    assert "controlnet-sd15-depth" in out.stderr
+    assert str(tmp_path / "lllyasviel/control_v11f1p_sd15_depth") in out.stderr
+    assert "Hugging Face cache" in out.stderr and "how to get it" in out.stderr
+
+
+def test_models_check_finds_a_model_placed_in_models_dir(tmp_path):
+    target = tmp_path / "lllyasviel--control_v11f1p_sd15_depth"
+    target.mkdir()
+    (target / "config.json").write_text("{}")
+    out = run_cli("--models-dir", str(tmp_path), "models", "check", "controlnet-sd15-depth")
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout
+
+
+def test_unknown_model_and_bad_device_are_clear_errors():
+    out = run_cli("models", "check", "no-such-model")
+    assert out.returncode == 2 and "Unknown model 'no-such-model'" in out.stderr
+    out = run_cli("--device", "tpu", "models", "list")
+    assert out.returncode == 2 and "unknown device" in out.stderr

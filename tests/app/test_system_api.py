@@ -1,0 +1,82 @@
+"""The System tab's actions, called as an API user would: through gradio_client against the live app."""
+
+import threading
+import time
+
+import pytest
+from gradio_client import Client
+
+
+def test_system_info_reports_device_and_versions(client):
+    info = client.predict(api_name="/system_info")
+    assert info["device"]["selected"] in {"cpu", "cuda", "mps"}
+    assert info["versions"]["gradio"].startswith("6.")
+    assert info["versions"]["torch"].startswith("2.13")
+    assert info["settings"]["offline"] is True
+
+
+def test_models_endpoint_lists_registry_with_presence(client):
+    rows = client.predict(api_name="/models")
+    by_id = {r[0]: r for r in rows}
+    assert "sd15" in by_id
+    assert by_id["sd15"][4] == "missing"
+    assert "Hugging Face cache" in by_id["sd15"][7]
+
+
+def test_speed_test_streams_and_finishes(client):
+    result = client.predict(128, 3, api_name="/speed_test")
+    assert "GFLOP/s" in result and "`cpu`" in result
+
+
+def test_bad_input_is_a_clear_error_and_server_keeps_serving(client):
+    with pytest.raises(Exception, match="less than minimum value 64"):
+        client.predict(8, 3, api_name="/speed_test")
+    assert client.predict(api_name="/system_info")["device"]["selected"]
+
+
+def test_stop_cancels_a_running_job_of_the_same_session(client):
+    job = client.submit(2048, 200, api_name="/speed_test")
+    deadline = time.time() + 30
+    while time.time() < deadline and "Running" not in str(job.outputs()):
+        time.sleep(0.1)
+    assert client.predict(api_name="/stop_speed_test") == "Stopping…"
+    assert job.result(timeout=60) == "Stopped by the user."
+
+
+def test_queue_status_shows_the_shared_gpu_queue(client):
+    state = client.predict(api_name="/queue_status")
+    assert state["max_size"] == 64
+    assert state["gpu"]["limit"] == 1
+
+
+def test_twenty_concurrent_clients_are_all_answered(live_app):
+    _, url = live_app
+    results, errors = [], []
+
+    def call():
+        try:
+            c = Client(url, verbose=False)
+            results.append(c.predict(api_name="/queue_status"))
+            c.close()
+        except Exception as e:  # noqa: BLE001 - counted below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=call) for _ in range(20)]
+    start = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == [] and len(results) == 20
+    assert time.time() - start < 120
+    healthy = Client(url, verbose=False)
+    assert healthy.predict(api_name="/system_info")["device"]["selected"]
+
+
+def test_gradio_queue_fields_read_by_the_system_tab_still_exist(live_app, client):
+    client.predict(api_name="/queue_status")
+    queue = live_app[0]._queue
+    assert isinstance(queue.event_queue_per_concurrency_id, dict)
+    assert hasattr(queue, "max_size") and hasattr(queue, "active_jobs")
+    for group in queue.event_queue_per_concurrency_id.values():
+        assert hasattr(group, "queue") and hasattr(group, "current_concurrency")

@@ -1,0 +1,62 @@
+import threading
+
+import pytest
+
+from backends.common.errors import Cancelled
+from backends.common.progress import CancelToken, ProgressEvent, run_to_result, track
+from backends.common.speedtest import SpeedTestRequest, run_speed_test
+
+
+def work(n, cancel=None):
+    for _, event in track(range(n), n, cancel, "step"):
+        yield event
+    yield {"done": n}
+
+
+def test_run_to_result_reports_every_step_and_returns_result():
+    seen = []
+    result = run_to_result(work(4), lambda f, m: seen.append((f, m)))
+    assert result == {"done": 4}
+    assert [round(f, 2) for f, _ in seen] == [0.25, 0.5, 0.75, 1.0]
+    assert seen[-1][1] == "step 4/4"
+
+
+def test_cancel_stops_between_steps_with_reason():
+    token = CancelToken()
+    steps = []
+    gen = work(100, token)
+    with pytest.raises(Cancelled, match="stopped by the user"):
+        for item in gen:
+            steps.append(item)
+            if len(steps) == 3:
+                token.cancel()
+    assert len(steps) == 3
+
+
+def test_cancel_from_another_thread_stops_speed_test():
+    token = CancelToken()
+    events = []
+    timer = threading.Timer(0.05, token.cancel)
+    timer.start()
+    with pytest.raises(Cancelled):
+        for item in run_speed_test(SpeedTestRequest(size=256, repeats=1000), token):
+            events.append(item)
+    timer.cancel()
+    assert 0 < len(events) < 1000
+
+
+def test_progress_fraction_is_clamped():
+    assert ProgressEvent(1.7).fraction == 1.0 and ProgressEvent(-1).fraction == 0.0
+
+
+def test_speed_test_measures_positive_throughput():
+    result = run_to_result(run_speed_test(SpeedTestRequest(size=64, repeats=3)))
+    assert result.gflops > 0 and result.seconds > 0 and result.device == "cpu"
+
+
+@pytest.mark.parametrize("size,repeats", [(8, 1), (64, 0), (64.5, 2)])
+def test_speed_test_rejects_bad_requests(size, repeats):
+    from backends.common.errors import InputError
+
+    with pytest.raises(InputError):
+        list(run_speed_test(SpeedTestRequest(size=size, repeats=repeats)))

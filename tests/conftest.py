@@ -1,0 +1,71 @@
+"""Shared fixtures: isolated settings per test, and one live app per test session.
+
+The live app runs in this process on a free loopback port (``prevent_thread_lock=True``); app tests
+talk to it through ``gradio_client`` and browser tests through Playwright.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from backends.common import settings as settings_mod  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path_factory, monkeypatch):
+    """Each test starts from the environment's settings with an empty models folder of its own."""
+    for key in list(os.environ):
+        if key.startswith("ICLR25_") and key != "ICLR25_REQUIRE_BROWSER":
+            monkeypatch.delenv(key)
+    models_dir = tmp_path_factory.mktemp("models")
+    monkeypatch.setenv("ICLR25_MODELS_DIR", str(models_dir))
+    saved = settings_mod._current
+    settings_mod.reset_settings()
+    yield
+    settings_mod._current = saved
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def live_app(tmp_path_factory):
+    """The whole app, launched once for the session; yields (demo, url)."""
+    from app.main import build_app, launch
+    from backends.common.settings import Settings
+
+    models_dir = tmp_path_factory.mktemp("live-models")
+    os.environ["GRADIO_TEMP_DIR"] = str(tmp_path_factory.mktemp("gradio-tmp"))
+    settings = Settings(models_dir=models_dir, port=free_port())
+    saved = settings_mod._current
+    settings_mod._current = settings
+    demo = build_app(settings)
+    _, url, _ = launch(demo, settings, prevent_thread_lock=True, quiet=True)
+    settings_mod._current = saved
+    yield demo, url.rstrip("/")
+    demo.close()
+
+
+@pytest.fixture(scope="session")
+def client(live_app):
+    from gradio_client import Client
+
+    _, url = live_app
+    c = Client(url, verbose=False)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[1]

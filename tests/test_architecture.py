@@ -1,0 +1,38 @@
+"""Rules of the house that a reviewer would otherwise have to remember."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_backends_never_import_gradio():
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "backends").rglob("*.py") if "gradio" in _imports(p)]
+    assert offenders == []
+
+
+def test_every_tab_module_is_registered():
+    from app.tabs import all_tabs
+
+    registered = {t.name for t in all_tabs()}
+    modules = {p.stem for p in (ROOT / "app" / "tabs").glob("*.py") if p.stem != "__init__"}
+    assert modules == registered
+
+
+def test_building_the_app_imports_no_torch():
+    import subprocess
+    import sys
+
+    code = "import sys; from app.main import build_app; build_app(); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False", "models and torch must load lazily, on first use"
