@@ -26,13 +26,23 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The whole app. Nothing heavy happens here: models load on first use, never at build time."""
     settings = settings or get_settings()
     with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
-        gr.Markdown(HEADER, elem_id="app-header")
+        with gr.Row():
+            gr.Markdown(HEADER, elem_id="app-header")
+            device_badge = gr.Markdown(elem_id="app-device")
         for tab in all_tabs():
             with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                 tab.build(demo)
+        demo.load(_device_badge, outputs=device_badge, api_visibility="private")
     demo.queue(max_size=settings.queue_max_size, default_concurrency_limit=2)
     _limit_gpu_queue(demo, settings.gpu_concurrency)
     return demo
+
+
+def _device_badge() -> str:
+    from backends.common.device import device_report
+
+    report = device_report()
+    return f"**Device:** `{report.selected}` ({report.dtype}) · {report.summary().split(' · ', 1)[1]}"
 
 
 def _limit_gpu_queue(demo: gr.Blocks, limit: int) -> None:

@@ -40,3 +40,7 @@ def test_speed_test_runs_and_stop_stops_it(page):
     expect(result).to_contain_text("Running", timeout=30_000)
     page.locator("#speed-stop").click()
     expect(result).to_contain_text("Stopped by the user", timeout=30_000)
+
+
+def test_header_shows_the_device_in_use_on_every_tab(page):
+    expect(page.locator("#app-device")).to_contain_text(re.compile(r"Device: (cpu|cuda|mps)"), timeout=60_000)
