@@ -10,15 +10,18 @@ Each capability adds one subcommand for batch work (JSON in, files out) to ``CAP
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from backends.common.errors import InputError
+from backends.common.errors import InputError, ModelCorruptError, ModelMissingError
 from backends.common.settings import configure
 
-# (name, add_arguments(parser), run(args) -> exit code), one per capability as they arrive.
-CAPABILITY_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = []
+# (subcommand, help, module): the module (no gradio) has add_arguments(parser) and run(args) -> exit code.
+# It must import nothing heavy at module level (torch loads when the subcommand runs).
+CAPABILITY_COMMANDS: list[tuple[str, str, str]] = [
+    ("counterfactual", "RCSB counterfactuals for an image or a folder (files out)", "backends.counterfactual.cli"),
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,8 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     check = msub.add_parser("check", help="verify models are present and intact (default: the embedded ones)")
     check.add_argument("names", nargs="*", help="model ids (default: every embedded default)")
 
-    for name, help_text, add_arguments, _ in CAPABILITY_COMMANDS:
-        add_arguments(sub.add_parser(name, help=help_text))
+    for name, help_text, module in CAPABILITY_COMMANDS:
+        cap = sub.add_parser(name, help=help_text)
+        cap.set_defaults(capability_module=module)
+        importlib.import_module(module).add_arguments(cap)
     return parser
 
 
@@ -59,10 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             return _serve()
         if args.command == "models":
             return _models_list() if args.models_command == "list" else _models_check(args.names)
-        for name, _, _, run in CAPABILITY_COMMANDS:
-            if args.command == name:
-                return run(args)
-    except InputError as e:
+        if getattr(args, "capability_module", None):
+            return importlib.import_module(args.capability_module).run(args)
+    except (InputError, ModelMissingError, ModelCorruptError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 2

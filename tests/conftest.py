@@ -22,7 +22,7 @@ from backends.common import settings as settings_mod  # noqa: E402
 def _isolated_settings(tmp_path_factory, monkeypatch):
     """Each test starts from the environment's settings with an empty models folder of its own."""
     for key in list(os.environ):
-        if key.startswith("ICLR25_") and key != "ICLR25_REQUIRE_BROWSER":
+        if key.startswith("ICLR25_") and key not in ("ICLR25_REQUIRE_BROWSER", "ICLR25_ASSETS_DIR"):
             monkeypatch.delenv(key)
     models_dir = tmp_path_factory.mktemp("models")
     monkeypatch.setenv("ICLR25_MODELS_DIR", str(models_dir))

@@ -16,8 +16,9 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import system
+    from . import counterfactual, system
 
     return [
+        counterfactual.TAB,
         system.TAB,
     ]

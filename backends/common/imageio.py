@@ -142,3 +142,10 @@ def depth_to_colormap(depth: np.ndarray, near_bright: bool = True) -> np.ndarray
         n = 1.0 - n
     g = np.round(n * 255).astype(np.uint8)
     return np.repeat(g[..., None], 3, axis=2)
+
+
+def upscale(image: np.ndarray, factor: int) -> np.ndarray:
+    """Nearest-neighbour enlargement for display; an area (BOX) downscale by ``factor`` undoes it exactly."""
+    if factor < 1:
+        raise InputError(f"Upscale factor must be at least 1, got {factor}.")
+    return np.repeat(np.repeat(np.asarray(image), factor, 0), factor, 1)

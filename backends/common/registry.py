@@ -44,7 +44,6 @@ class ModelSpec:
     sha256: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
     description: str = ""
     how_to_get: str = ""
-    default: bool = False
 
     def __post_init__(self):
         if self.source not in ("embedded", "hf", "local"):

@@ -10,8 +10,18 @@ SPECS = [
             "config.json": "faf0ac5b6e42445a79976dfa932a27f571e468f622a74faea55569800779866e",
             "model.safetensors": "ba3e33ded8cdfc6fc2547c4390fa2b69da69006013de62cc79fd59a5045856bb",
         },
-        license="Apache-2.0 (trained by this project)", default=True,
+        license="Apache-2.0 (trained by this project)",
         description="Small CNN naming the shape in 32×32 primitive-world images (training/counterfactual_classifier.py).",
+    ),
+    ModelSpec(
+        id="counterfactual-bridge", capability="counterfactual", kind="i2sb-unet2d", source="embedded",
+        location="counterfactual-bridge", files=("config.json", "diffusion_pytorch_model.safetensors"),
+        sha256={
+            "config.json": "b639c0b51ec203e9039c56e4a433affb8e15cf0e41856449e0241416f51de0c6",
+            "diffusion_pytorch_model.safetensors": "fc86027ff58c789277e0eaddd4995715e7479a936574298220fa196ed5d3fc5a",
+        },
+        license="Apache-2.0 (trained by this project)",
+        description="32×32 I2SB free-form inpainting bridge (diffusers UNet2DModel) (training/counterfactual_bridge.py).",
     ),
     ModelSpec(
         id="i2sb-imagenet-freeform", capability="counterfactual", kind="i2sb-adm-unet", source="local",

@@ -42,3 +42,37 @@ def test_unknown_model_and_bad_device_are_clear_errors():
     assert out.returncode == 2 and "Unknown model 'no-such-model'" in out.stderr
     out = run_cli("--device", "tpu", "models", "list")
     assert out.returncode == 2 and "unknown device" in out.stderr
+
+
+def test_counterfactual_batch_writes_files_for_each_image(tmp_path):
+    import json
+    import os
+    import shutil
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "app" / "static" / "examples" / "counterfactual"
+    images = tmp_path / "images"
+    images.mkdir()
+    for name in ("cube.png", "torus.png"):
+        shutil.copy(examples / name, images / name)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "ICLR25_MODELS_DIR"}
+    res = run_cli("counterfactual", "--image", str(images), "--mask", "auto", "--target", "cone", "--out", str(out),
+                  "--samples", "1", "--steps", "6", env=env)
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.strip().splitlines()]
+    assert [line["image"] for line in lines] == ["cube.png", "torus.png"]
+    for stem in ("cube", "torus"):
+        run = json.loads((out / stem / "run.json").read_text())
+        assert run["target"] == "cone" and abs(run["region_area"] - 0.3) < 0.02
+        assert run["samples"][0]["max_change_outside"] == 0
+        assert (out / stem / "counterfactual_1.png").is_file()
+
+
+def test_counterfactual_cli_rejects_unknown_target(tmp_path):
+    from pathlib import Path
+
+    img = Path(__file__).resolve().parents[2] / "app" / "static" / "examples" / "counterfactual" / "cube.png"
+    res = run_cli("counterfactual", "--image", str(img), "--target", "dodecahedron", "--out", str(tmp_path), "--steps", "4")
+    assert res.returncode == 1
+    assert "Unknown target class 'dodecahedron'" in res.stdout

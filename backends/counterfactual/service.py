@@ -1,0 +1,285 @@
+"""The Counterfactual capability's entry points, shared by the tab, the API, the CLI and the tests.
+
+``classify`` → what the classifier sees; ``suggest_region`` → an automatic editable region;
+``generate`` → RCSB counterfactuals as long work (progress events with x̂0 previews, then the result).
+Every entry point takes a typed request, validates it, and raises InputError on bad input.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from backends.common.device import select_device
+from backends.common.errors import InputError
+from backends.common.imageio import to_rgb_array
+from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.registry import default_registry
+from backends.common.seeding import check_seed, torch_generator
+
+from .data import CLASSES
+from .masks import resize_mask
+from .networks import BridgeDenoiser, ShapeClassifier
+from .pipeline import RCSBOutput, RCSBPipeline
+from .regions import auto_region
+
+BRIDGE_ID = "counterfactual-bridge"
+CLASSIFIER_ID = "counterfactual-classifier"
+
+
+@dataclass
+class Models:
+    pipeline: RCSBPipeline
+    bridge_id: str
+    classifier_id: str
+    device: torch.device
+    size: int
+    classes: tuple[str, ...] = CLASSES
+
+
+@lru_cache(maxsize=2)
+def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
+    registry = default_registry()
+    bridge = BridgeDenoiser.load(registry.resolve(bridge_id).path).to(device)
+    classifier = ShapeClassifier.load(registry.resolve(classifier_id).path).to(device)
+    return Models(RCSBPipeline(bridge, classifier), bridge_id, classifier_id, torch.device(device),
+                  bridge.unet.config.sample_size)
+
+
+def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:
+    """The bridge and classifier, resolved through the registry (a clear error when missing), cached."""
+    return _load(bridge_id, classifier_id, str(select_device(device)))
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+def prepare_image(image, size: int) -> np.ndarray:
+    """Any image → size×size×3 uint8 (centre-cropped to a square, then resized)."""
+    from PIL import Image
+
+    arr = to_rgb_array(image)
+    h, w = arr.shape[:2]
+    s = min(h, w)
+    arr = arr[(h - s) // 2:(h - s) // 2 + s, (w - s) // 2:(w - s) // 2 + s]
+    if s != size:
+        # an exact multiple (e.g. the tab's 8× nearest-neighbour view) comes back bit-exact with BOX
+        resample = Image.BOX if s % size == 0 else Image.LANCZOS
+        arr = np.asarray(Image.fromarray(arr).resize((size, size), resample))
+    return arr
+
+
+
+def prepare_mask(mask, image_shape: tuple[int, int], size: int) -> np.ndarray:
+    """A drawn mask at the upload's size → the model's size (same centre crop as the image)."""
+    m = np.asarray(mask)
+    if m.ndim == 3:
+        m = m.max(-1)
+    if m.shape[:2] != tuple(image_shape):
+        m = resize_mask(m, image_shape)
+    h, w = m.shape
+    s = min(h, w)
+    m = m[(h - s) // 2:(h - s) // 2 + s, (w - s) // 2:(w - s) // 2 + s]
+    return resize_mask(m, (size, size))
+
+
+def to_tensor(image: np.ndarray, device) -> torch.Tensor:
+    """uint8 H×W×3 → 1×3×H×W in [-1, 1]."""
+    return torch.tensor(image).permute(2, 0, 1)[None].float().to(device) / 127.5 - 1.0
+
+
+def to_uint8(x: torch.Tensor) -> np.ndarray:
+    """B×3×H×W in [-1, 1] → B×H×W×3 uint8."""
+    return ((x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
+
+
+def class_index(target: str | int, classes: tuple[str, ...]) -> int:
+    if isinstance(target, int | np.integer) and not isinstance(target, bool):
+        if 0 <= target < len(classes):
+            return int(target)
+    elif isinstance(target, str) and target.strip().lower() in classes:
+        return classes.index(target.strip().lower())
+    raise InputError(f"Unknown target class {target!r}; choose one of: {', '.join(classes)}.")
+
+
+@torch.no_grad()
+def probabilities(models: Models, images_uint8: np.ndarray) -> np.ndarray:
+    x = torch.tensor(images_uint8).permute(0, 3, 1, 2).float().to(models.device) / 255.0
+    return torch.softmax(models.pipeline.classifier(x), 1).cpu().numpy()
+
+
+# --- classify --------------------------------------------------------------------------------------
+
+@dataclass
+class Prediction:
+    label: str
+    probabilities: dict[str, float]
+    image: np.ndarray  # what the classifier saw (model size)
+    classifier_id: str
+
+
+def classify(image, models: Models | None = None) -> Prediction:
+    models = models or load_models()
+    img = prepare_image(image, models.size)
+    p = probabilities(models, img[None])[0]
+    return Prediction(models.classes[int(p.argmax())], dict(zip(models.classes, map(float, p), strict=True)), img,
+                      models.classifier_id)
+
+
+# --- automatic region --------------------------------------------------------------------------------
+
+@dataclass
+class RegionRequest:
+    image: object
+    area: float = 0.3
+    cell: int = 4
+    target: str | int | None = None  # class whose evidence is attributed (default: the prediction)
+    seed: int = 0
+
+
+@dataclass
+class RegionResult:
+    mask: np.ndarray  # model-size bool
+    heatmap: np.ndarray  # model-size float [0, 1]
+    attributed_class: str
+    area: float
+
+
+def suggest_region(request: RegionRequest, models: Models | None = None) -> RegionResult:
+    models = models or load_models()
+    if not 0.01 <= request.area <= 1.0:
+        raise InputError(f"Area budget must be between 0.01 and 1, got {request.area}.")
+    if request.cell not in (1, 2, 4, 8, 16) or models.size % request.cell:
+        raise InputError(f"Cell size must divide the model size {models.size} (1, 2, 4, 8 or 16), got {request.cell}.")
+    img = prepare_image(request.image, models.size)
+    x = torch.tensor(img).permute(2, 0, 1)[None].float().to(models.device) / 255.0
+    target = (class_index(request.target, models.classes) if request.target is not None
+              else int(probabilities(models, img[None])[0].argmax()))
+    region = auto_region(models.pipeline.classifier, x, target, cell=request.cell, area=request.area,
+                         seed=check_seed(request.seed))
+    return RegionResult(region.mask, region.heatmap, models.classes[target], float(region.mask.mean()))
+
+
+# --- generate ----------------------------------------------------------------------------------------
+
+@dataclass
+class CounterfactualRequest:
+    image: object  # path, PIL, or H×W×3 array
+    mask: object  # H×W (any size; > 0 = editable) — draw one or use suggest_region
+    target: str | int
+    num_samples: int = 2
+    num_inference_steps: int = 100
+    guidance_scale: float = 1.5
+    start_fraction: float = 0.6
+    seed: int = 0
+    guidance: str = "tweedie"
+    stabilize: bool = True
+    preview_every: int = 5
+
+    def validate(self) -> None:
+        if not isinstance(self.num_samples, int) or not 1 <= self.num_samples <= 16:
+            raise InputError(f"Samples must be a whole number from 1 to 16, got {self.num_samples!r}.")
+        if not isinstance(self.num_inference_steps, int) or not 2 <= self.num_inference_steps <= 1000:
+            raise InputError(f"Steps must be a whole number from 2 to 1000, got {self.num_inference_steps!r}.")
+        if not 0.0 <= float(self.guidance_scale) <= 100.0:
+            raise InputError(f"Guidance scale must be between 0 and 100, got {self.guidance_scale}.")
+        if not 0.05 <= float(self.start_fraction) <= 1.0:
+            raise InputError(f"Start τ must be between 0.05 and 1, got {self.start_fraction}.")
+        if self.guidance not in ("tweedie", "noisy", "none"):
+            raise InputError(f"Guidance must be tweedie, noisy or none, got {self.guidance!r}.")
+        check_seed(self.seed)
+        if self.mask is None:
+            raise InputError("Draw the region that may change (or use the automatic region) first.")
+
+
+@dataclass
+class Sample:
+    image: np.ndarray  # model-size uint8
+    predicted: str
+    probabilities: dict[str, float]
+    target_probability: float
+    flipped: bool
+    l1_inside: float  # mean |Δ| inside the region, in [0, 1] units
+    l2_inside: float  # RMS Δ inside the region
+    max_change_outside: int  # in 0..255 — 0 means bit-identical outside the region
+
+
+@dataclass
+class CounterfactualResult:
+    original: np.ndarray
+    mask: np.ndarray
+    original_prediction: str
+    original_probabilities: dict[str, float]
+    target: str
+    samples: list[Sample]
+    settings: dict = field(default_factory=dict)
+    models: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def flip_rate(self) -> float:
+        return sum(s.flipped for s in self.samples) / max(1, len(self.samples))
+
+    def to_json(self) -> dict:
+        """Everything but the pixel arrays (those are saved as PNGs)."""
+        samples = [{k: v for k, v in asdict(s).items() if k != "image"} for s in self.samples]
+        return {"original_prediction": self.original_prediction, "original_probabilities": self.original_probabilities,
+                "target": self.target, "flip_rate": self.flip_rate, "samples": samples, "settings": self.settings,
+                "models": self.models, "seconds": round(self.seconds, 3), "region_area": float(self.mask.mean())}
+
+
+def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
+             models: Models | None = None) -> Iterator[ProgressEvent | CounterfactualResult]:
+    request.validate()
+    models = models or load_models()
+    start = time.perf_counter()
+    target = class_index(request.target, models.classes)
+    raw = to_rgb_array(request.image)
+    image = prepare_image(raw, models.size)
+    mask = prepare_mask(request.mask, raw.shape[:2], models.size)
+    if not mask.any():
+        raise InputError("The region is empty: draw over the part of the image that may change.")
+    orig_p = probabilities(models, image[None])[0]
+    x = to_tensor(image, models.device)
+    m = torch.from_numpy(mask)[None, None].float().to(models.device)
+    output = None
+    yield ProgressEvent(0.0, "starting the bridge")
+    for item in models.pipeline.iterate(
+        x, m, target, num_inference_steps=request.num_inference_steps, start_fraction=float(request.start_fraction),
+        guidance_scale=float(request.guidance_scale), num_samples=request.num_samples, guidance=request.guidance,
+        stabilize=request.stabilize, generator=torch_generator(request.seed, "cpu"),
+    ):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if isinstance(item, RCSBOutput):
+            output = item
+            break
+        step, total = item["step"], item["total"]
+        preview = to_uint8(item["x0_hat"]) if step % max(1, request.preview_every) == 0 or step == total else None
+        yield ProgressEvent(0.97 * step / total, f"bridge step {step}/{total}", preview)
+    images = to_uint8(output.images)
+    images = np.where(mask[None, ..., None], images, image[None])  # outside the region: the input, bit for bit
+    probs = probabilities(models, images)
+    samples = []
+    diff = np.abs(images.astype(np.float64) - image[None].astype(np.float64)) / 255.0
+    for k in range(len(images)):
+        inside = diff[k][mask]
+        samples.append(Sample(
+            image=images[k], predicted=models.classes[int(probs[k].argmax())],
+            probabilities=dict(zip(models.classes, map(float, probs[k]), strict=True)),
+            target_probability=float(probs[k, target]), flipped=int(probs[k].argmax()) == target,
+            l1_inside=float(inside.mean()), l2_inside=float(np.sqrt((inside**2).mean())),
+            max_change_outside=int(np.abs(images[k].astype(int) - image.astype(int))[~mask].max(initial=0)),
+        ))
+    settings = {k: v for k, v in asdict(request).items() if k not in ("image", "mask")}
+    yield CounterfactualResult(
+        original=image, mask=mask, original_prediction=models.classes[int(orig_p.argmax())],
+        original_probabilities=dict(zip(models.classes, map(float, orig_p), strict=True)), target=models.classes[target],
+        samples=samples, settings=settings, models={"bridge": models.bridge_id, "classifier": models.classifier_id,
+                                                    "device": str(models.device)},
+        seconds=time.perf_counter() - start,
+    )
