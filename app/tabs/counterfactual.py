@@ -15,10 +15,25 @@ from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
 from backends.common.imageio import save_png, upscale
 from backends.counterfactual.data import CLASSES
+from backends.counterfactual.models import BRIDGE_KINDS, CLASSIFIER_KINDS
+from backends.counterfactual.models import DEFAULT_BRIDGE as BRIDGE_ID
+from backends.counterfactual.models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "static" / "examples" / "counterfactual").glob("*.png"))
 VIEW = 256  # the editor shows the model-size image enlarged to this many pixels
 MASK_RGBA = (255, 0, 80, 200)
+
+
+def model_choices(kinds: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(label, id) for every registered model of these kinds, saying whether it is present here."""
+    from backends.common.registry import default_registry, model_status
+
+    out = []
+    for spec in default_registry().for_capability("counterfactual"):
+        if spec.kind in kinds:
+            present = "present" if model_status(spec).present else "missing"
+            out.append((f"{spec.id} ({spec.source}, {present})", spec.id))
+    return out
 
 
 def _factor(size: int) -> int:
@@ -80,6 +95,10 @@ def build(demo: gr.Blocks) -> None:
             gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
             prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
             model_md = gr.Markdown(elem_id="cf-model")
+            with gr.Accordion("Models", open=False):
+                bridge_id = gr.Dropdown(model_choices(BRIDGE_KINDS), value=BRIDGE_ID, label="Bridge", elem_id="cf-bridge")
+                classifier_id = gr.Dropdown(model_choices(CLASSIFIER_KINDS), value=CLASSIFIER_ID, label="Classifier",
+                                            elem_id="cf-classifier")
         with gr.Column(scale=1):
             editor = gr.ImageEditor(
                 label="Region that may change (paint with the brush)", type="numpy", image_mode="RGBA",
@@ -113,31 +132,42 @@ def build(demo: gr.Blocks) -> None:
 
     # the service (and torch) load on first use, never when the app is built
     @user_errors
-    def on_image(image):
+    def on_image(image, bridge, classifier):
         from backends.counterfactual.service import classify, load_models
 
         if image is None:
             return gr.update(), {}, ""
-        pred = classify(image)
-        models = load_models()
+        models = load_models(bridge, classifier)
+        pred = classify(image, models)
         info = (f"Models: bridge `{models.bridge_id}`, classifier `{pred.classifier_id}` on `{models.device}` · "
                 f"model input {models.size}×{models.size}")
         return editor_value(pred.image), prediction_label(pred.probabilities), info
 
     @user_errors
-    def on_auto(value, area_v, cell_v):
-        from backends.counterfactual.service import RegionRequest, classify, suggest_region
+    def on_models(bridge, classifier, current_target):
+        from backends.counterfactual.service import load_models
+
+        models = load_models(bridge, classifier)
+        value = current_target if current_target in models.classes else models.classes[0]
+        info = (f"Models: bridge `{models.bridge_id}`, classifier `{models.classifier_id}` on `{models.device}` · "
+                f"model input {models.size}×{models.size} · load an image again to use them")
+        return gr.update(choices=list(models.classes), value=value), info
+
+    @user_errors
+    def on_auto(value, area_v, cell_v, bridge, classifier):
+        from backends.counterfactual.service import RegionRequest, classify, load_models, suggest_region
 
         image, _ = editor_to_image_and_mask(value)
-        region = suggest_region(RegionRequest(image=image, area=float(area_v), cell=int(cell_v)))
-        small = classify(image).image
+        models = load_models(bridge, classifier)
+        region = suggest_region(RegionRequest(image=image, area=float(area_v), cell=int(cell_v)), models)
+        small = classify(image, models).image
         f = _factor(small.shape[0])
         return editor_value(small, region.mask), heat_to_rgb(region.heatmap, f)
 
     @user_errors
-    def on_generate(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, request: gr.Request,
-                    progress=gr.Progress()):
-        from backends.counterfactual.service import CounterfactualRequest, generate
+    def on_generate(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, bridge, classifier,
+                    request: gr.Request, progress=gr.Progress()):
+        from backends.counterfactual.service import CounterfactualRequest, generate, load_models
 
         image, mask = editor_to_image_and_mask(value)
         if mask is None or not mask.any():
@@ -148,7 +178,7 @@ def build(demo: gr.Blocks) -> None:
         token = CANCELS.start(request, "counterfactual")
         try:
             yield gr.update(), "Running the bridge…", gr.update(), gr.update(), gr.update()
-            for kind, item in stream(generate(req, token), progress):
+            for kind, item in stream(generate(req, token, load_models(bridge, classifier)), progress):
                 if kind == "preview":
                     yield upscale(item[0], _factor(item.shape[1])), gr.update(), gr.update(), gr.update(), gr.update()
                 else:
@@ -161,10 +191,13 @@ def build(demo: gr.Blocks) -> None:
     def on_stop(request: gr.Request) -> str:
         return "Stopping…" if CANCELS.cancel(request, "counterfactual") else "Nothing is running."
 
-    upload.change(on_image, inputs=upload, outputs=[editor, prediction, model_md], api_name="counterfactual_classify")
-    auto_btn.click(on_auto, inputs=[editor, area, cell], outputs=[editor, heat], api_name="counterfactual_region",
-                   concurrency_id="gpu")
-    run.click(on_generate, inputs=[editor, target, samples, steps, scale, tau, seed],
+    upload.change(on_image, inputs=[upload, bridge_id, classifier_id], outputs=[editor, prediction, model_md],
+                  api_name="counterfactual_classify")
+    gr.on([bridge_id.change, classifier_id.change], on_models, inputs=[bridge_id, classifier_id, target],
+          outputs=[target, model_md], api_name="counterfactual_models")
+    auto_btn.click(on_auto, inputs=[editor, area, cell, bridge_id, classifier_id], outputs=[editor, heat],
+                   api_name="counterfactual_region", concurrency_id="gpu")
+    run.click(on_generate, inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
               outputs=[preview, status, gallery, summary, files], api_name="counterfactual_generate",
               concurrency_id="gpu")
     stop.click(on_stop, outputs=status, api_name="counterfactual_stop", queue=False)

@@ -26,7 +26,7 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp"}
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--image", type=Path, required=True, help="an image file or a folder of images")
     p.add_argument("--mask", default="auto", help="a mask image, a folder of masks (same names), or 'auto'")
-    p.add_argument("--target", required=True, help=f"target class: {', '.join(CLASSES)}")
+    p.add_argument("--target", required=True, help=f"target class (embedded classifier: {', '.join(CLASSES)})")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--steps", type=int, default=100, help="network calls (paper default 100)")
@@ -35,13 +35,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--area", type=float, default=0.3, help="area budget of --mask auto")
     p.add_argument("--cell", type=int, default=4, help="cell size of --mask auto")
+    p.add_argument("--bridge", default="counterfactual-bridge", help="bridge model id (see `models list`)")
+    p.add_argument("--classifier", default="counterfactual-classifier", help="classifier model id")
 
 
 def run(args: argparse.Namespace) -> int:
-    from .service import CounterfactualRequest, RegionRequest, generate, load_models, suggest_region
+    from .service import (
+        CounterfactualRequest,
+        RegionRequest,
+        class_index,
+        generate,
+        load_models,
+        suggest_region,
+    )
 
     images = _images(args.image)
-    models = load_models()
+    models = load_models(args.bridge, args.classifier)
+    class_index(args.target, models.classes)  # fail early on an unknown target
     args.out.mkdir(parents=True, exist_ok=True)
     failures = 0
     for path in images:

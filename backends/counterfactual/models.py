@@ -2,6 +2,11 @@
 
 from backends.common.registry import ModelSpec
 
+DEFAULT_BRIDGE = "counterfactual-bridge"
+DEFAULT_CLASSIFIER = "counterfactual-classifier"
+BRIDGE_KINDS = ("i2sb-unet2d", "i2sb-adm-unet")
+CLASSIFIER_KINDS = ("classifier", "torchvision-classifier")
+
 SPECS = [
     ModelSpec(
         id="counterfactual-classifier", capability="counterfactual", kind="classifier", source="embedded",
@@ -30,5 +35,14 @@ SPECS = [
         description="I2SB free-form inpainting bridge on ImageNet 256² (ADM U-Net), the RCSB sampler's network.",
         how_to_get=("download the checkpoint archive linked from the README of github.com/sobieskibj/rcsb and "
                     "unpack freeform_20_30/latest.pt into <models_dir>/rcsb/imagenet/freeform_20_30/."),
+    ),
+    ModelSpec(
+        id="resnet50-imagenet", capability="counterfactual", kind="torchvision-classifier", source="local",
+        location="torchvision/resnet50", files=("resnet50.pth",),
+        license="BSD-3-Clause (torchvision); ImageNet weights for non-commercial research",
+        description="torchvision ResNet-50 ImageNet classifier, the classifier RCSB's ImageNet pairs are judged by.",
+        how_to_get=("install torchvision (the [gpu] extra) and save the ImageNet weights' state dict, e.g. "
+                    "torch.save(torchvision.models.resnet50(weights='IMAGENET1K_V2').state_dict(), "
+                    "'<models_dir>/torchvision/resnet50/resnet50.pth') on a machine with internet."),
     ),
 ]

@@ -22,14 +22,12 @@ from backends.common.progress import CancelToken, ProgressEvent
 from backends.common.registry import default_registry
 from backends.common.seeding import check_seed, torch_generator
 
-from .data import CLASSES
+from .loading import load_bridge, load_classifier
 from .masks import resize_mask
-from .networks import BridgeDenoiser, ShapeClassifier
+from .models import DEFAULT_BRIDGE as BRIDGE_ID
+from .models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
 from .pipeline import RCSBOutput, RCSBPipeline
 from .regions import auto_region
-
-BRIDGE_ID = "counterfactual-bridge"
-CLASSIFIER_ID = "counterfactual-classifier"
 
 
 @dataclass
@@ -39,16 +37,19 @@ class Models:
     classifier_id: str
     device: torch.device
     size: int
-    classes: tuple[str, ...] = CLASSES
+    classes: tuple[str, ...]
 
 
 @lru_cache(maxsize=2)
 def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
     registry = default_registry()
-    bridge = BridgeDenoiser.load(registry.resolve(bridge_id).path).to(device)
-    classifier = ShapeClassifier.load(registry.resolve(classifier_id).path).to(device)
-    return Models(RCSBPipeline(bridge, classifier), bridge_id, classifier_id, torch.device(device),
-                  bridge.unet.config.sample_size)
+    bridge_spec, clf_spec = registry.get(bridge_id), registry.get(classifier_id)
+    if bridge_spec.capability != "counterfactual" or clf_spec.capability != "counterfactual":
+        raise InputError("Choose a bridge and a classifier of the Counterfactual capability.")
+    bridge, size = load_bridge(bridge_spec, registry.resolve(bridge_id).path)
+    classifier, classes = load_classifier(clf_spec, registry.resolve(classifier_id).path)
+    return Models(RCSBPipeline(bridge.to(device), classifier.to(device)), bridge_id, classifier_id,
+                  torch.device(device), size, tuple(classes))
 
 
 def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:
@@ -101,8 +102,10 @@ def class_index(target: str | int, classes: tuple[str, ...]) -> int:
     if isinstance(target, int | np.integer) and not isinstance(target, bool):
         if 0 <= target < len(classes):
             return int(target)
-    elif isinstance(target, str) and target.strip().lower() in classes:
-        return classes.index(target.strip().lower())
+    elif isinstance(target, str):
+        lowered = [c.lower() for c in classes]
+        if target.strip().lower() in lowered:
+            return lowered.index(target.strip().lower())
     raise InputError(f"Unknown target class {target!r}; choose one of: {', '.join(classes)}.")
 
 

@@ -74,5 +74,5 @@ def test_counterfactual_cli_rejects_unknown_target(tmp_path):
 
     img = Path(__file__).resolve().parents[2] / "app" / "static" / "examples" / "counterfactual" / "cube.png"
     res = run_cli("counterfactual", "--image", str(img), "--target", "dodecahedron", "--out", str(tmp_path), "--steps", "4")
-    assert res.returncode == 1
-    assert "Unknown target class 'dodecahedron'" in res.stdout
+    assert res.returncode == 2
+    assert "Unknown target class 'dodecahedron'" in res.stderr

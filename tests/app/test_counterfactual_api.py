@@ -8,6 +8,7 @@ from gradio_client import handle_file
 from PIL import Image
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "app" / "static" / "examples" / "counterfactual"
+BRIDGE, CLASSIFIER = "counterfactual-bridge", "counterfactual-classifier"
 
 
 def editor_payload(tmp_path, image_path: Path, region: tuple[slice, slice] | None):
@@ -24,7 +25,8 @@ def editor_payload(tmp_path, image_path: Path, region: tuple[slice, slice] | Non
 
 
 def test_classify_an_example(client):
-    _, label, info = client.predict(handle_file(str(EXAMPLES / "cube.png")), api_name="/counterfactual_classify")
+    _, label, info = client.predict(handle_file(str(EXAMPLES / "cube.png")), BRIDGE, CLASSIFIER,
+                                    api_name="/counterfactual_classify")
     assert label["label"] == "cube"
     assert "counterfactual-bridge" in info and "cpu" in info
 
@@ -33,7 +35,7 @@ def test_generate_changes_only_the_region(client, tmp_path):
     region = (slice(64, 224), slice(48, 208))
     payload, small = editor_payload(tmp_path, EXAMPLES / "cube.png", region)
     preview, status, gallery, summary, files = client.predict(
-        payload, "sphere", 1, 8, 1.5, 0.6, 0, api_name="/counterfactual_generate")
+        payload, "sphere", 1, 8, 1.5, 0.6, 0, BRIDGE, CLASSIFIER, api_name="/counterfactual_generate")
     assert summary["target"] == "sphere" and summary["original_prediction"] == "cube"
     assert len(summary["samples"]) == 1
     assert summary["samples"][0]["max_change_outside"] == 0
@@ -48,12 +50,19 @@ def test_generate_changes_only_the_region(client, tmp_path):
 def test_missing_region_is_a_clear_error(client, tmp_path):
     payload, _ = editor_payload(tmp_path, EXAMPLES / "cone.png", None)
     with pytest.raises(Exception, match="Paint the region"):
-        client.predict(payload, "sphere", 1, 8, 1.5, 0.6, 0, api_name="/counterfactual_generate")
+        client.predict(payload, "sphere", 1, 8, 1.5, 0.6, 0, BRIDGE, CLASSIFIER, api_name="/counterfactual_generate")
 
 
 def test_auto_region_returns_a_mask_layer_and_heatmap(client, tmp_path):
     payload, _ = editor_payload(tmp_path, EXAMPLES / "torus.png", None)
-    editor, heat = client.predict(payload, 0.25, 4, api_name="/counterfactual_region")
+    editor, heat = client.predict(payload, 0.25, 4, BRIDGE, CLASSIFIER, api_name="/counterfactual_region")
     layer = np.asarray(Image.open(editor["layers"][0]["path"] if isinstance(editor["layers"][0], dict) else editor["layers"][0]))
     assert abs((layer[..., 3] > 0).mean() - 0.25) < 0.02
     assert heat is not None
+
+
+def test_choosing_a_missing_real_checkpoint_names_it_and_where_it_was_looked_for(client):
+    with pytest.raises(Exception, match="i2sb-imagenet-freeform.*missing"):
+        client.predict("i2sb-imagenet-freeform", CLASSIFIER, "sphere", api_name="/counterfactual_models")
+    target, info = client.predict(BRIDGE, CLASSIFIER, "cone", api_name="/counterfactual_models")
+    assert target["value"] == "cone" and ["torus", "torus"] in target["choices"] and "counterfactual-bridge" in info
