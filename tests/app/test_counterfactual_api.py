@@ -66,3 +66,17 @@ def test_choosing_a_missing_real_checkpoint_names_it_and_where_it_was_looked_for
         client.predict("i2sb-imagenet-freeform", CLASSIFIER, "sphere", api_name="/counterfactual_models")
     target, info = client.predict(BRIDGE, CLASSIFIER, "cone", api_name="/counterfactual_models")
     assert target["value"] == "cone" and ["torus", "torus"] in target["choices"] and "counterfactual-bridge" in info
+
+
+def test_stop_ends_a_long_generation_between_steps(client, tmp_path):
+    import time
+
+    payload, _ = editor_payload(tmp_path, EXAMPLES / "sphere.png", (slice(64, 224), slice(48, 208)))
+    job = client.submit(payload, "cube", 8, 200, 1.5, 0.6, 0, BRIDGE, CLASSIFIER, api_name="/counterfactual_generate")
+    deadline = time.time() + 60
+    while time.time() < deadline and not any("Running" in str(o) for o in job.outputs()):
+        time.sleep(0.1)
+    time.sleep(1.0)
+    assert client.predict(api_name="/counterfactual_stop") == "Stopping…"
+    status = job.result(timeout=120)[1]
+    assert status == "Stopped by the user."
