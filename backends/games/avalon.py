@@ -258,6 +258,18 @@ class AvalonGame:
 
     # --- views and logs ----------------------------------------------------------------------------
 
+    def view(self, seat: int) -> dict:
+        """Everything ``seat`` may know now, as plain data: what agents (and people) decide from."""
+        action, seats = self.pending()
+        return {
+            "seat": seat, "num_players": self.n, **self.info(seat), "phase": self.phase, "quest": self.quest,
+            "leader": self.leader, "rejections": self.rejections, "team": list(self.team),
+            "team_size": self.config.team_size(self.quest) if self.quest < 5 else 0,
+            "fails_needed": self.config.fails_needed(self.quest) if self.quest < 5 else 0,
+            "quest_results": list(self.quest_results), "num_evil": NUM_EVIL[self.n],
+            "my_turn": seat in seats, "pending": action, "events": self.events_for(seat),
+        }
+
     def events_for(self, seat: int) -> list[dict]:
         """The events ``seat`` may see: public ones, its own private ones (its role, its quest cards)."""
         return [e for e in self.events if e["public"] or e.get("player") == seat]

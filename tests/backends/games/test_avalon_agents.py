@@ -1,0 +1,41 @@
+import numpy as np
+
+from backends.games.avalon import AvalonConfig, AvalonGame
+from backends.games.avalon_agents import RuleAgent, consistent_evil_sets, p_all_good, play_avalon
+
+
+def test_servant_reasons_from_quest_fails():
+    view = {"num_players": 5, "num_evil": 2, "seat": 0, "side": "good", "role": "Servant", "sees": {},
+            "events": [{"type": "quest_result", "team": [1, 2], "fails": 2}]}
+    sets = consistent_evil_sets(view)
+    assert sets == [frozenset({1, 2})]
+    assert p_all_good([0, 3, 4], sets) == 1.0 and p_all_good([0, 1], sets) == 0.0
+
+
+def test_merlin_rejects_teams_with_evil_it_sees_and_evil_fail_quests():
+    g = AvalonGame.new(AvalonConfig(5, discussion=False), seed=4)
+    merlin, evil = g.roles.index("Merlin"), [i for i in range(5) if g.side(i) == "evil"]
+    g.propose(g.leader, sorted([evil[0], merlin]))
+    assert RuleAgent().vote(g.view(merlin)) is False
+    assert RuleAgent().vote(g.view(evil[1])) is True  # a team with a fellow evil player
+    assert RuleAgent().quest(g.view(evil[0])) is False
+
+
+def test_rule_bots_play_full_games_and_both_sides_win():
+    wins = {"good": 0, "evil": 0}
+    for seed in range(40):
+        g = AvalonGame.new(AvalonConfig(5), seed=seed)
+        play_avalon(g, {i: RuleAgent(seed * 10 + i) for i in range(5)})
+        wins[g.winner] += 1
+        assert g.phase == "end" and len([e for e in g.events if e["type"] == "speech"]) >= 5
+    assert wins["good"] > 0 and wins["evil"] > 0
+
+
+def test_agents_receive_only_their_own_information():
+    g = AvalonGame.new(AvalonConfig(5), seed=1)
+    servant = g.roles.index("Servant")
+    view = g.view(servant)
+    assert view["sees"] == {} and not any("roles" in e for e in view["events"])  # the seat map comes only at the end
+    assert [e["player"] for e in view["events"] if e["type"] == "role"] == [servant]
+    assert all(e["public"] or e["player"] == servant for e in view["events"])
+    assert np.isin([e["type"] for e in view["events"] if not e["public"]], ["role", "quest_card"]).all()
