@@ -16,9 +16,10 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import counterfactual, system
+    from . import counterfactual, games, system
 
     return [
         counterfactual.TAB,
+        games.TAB,
         system.TAB,
     ]

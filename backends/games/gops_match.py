@@ -1,0 +1,111 @@
+"""A person against a GOPS agent: the typed request, the match state, and one call per move.
+
+The agent bids on the state *before* it is told the person's card, so it never sees a sealed bid;
+the match is plain data (JSON) so a session, an API client or a log can carry it and replay it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from backends.common.errors import InputError
+from backends.common.seeding import check_seed
+
+from .gops import GopsConfig, GopsState
+from .gops_agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
+
+OPPONENTS = ("random", "greedy", "mcts")
+
+
+@dataclass
+class GopsMatchRequest:
+    num_cards: int = 13
+    tie_rule: str = "discard"
+    prize_order: str = "random"
+    opponent: str = "mcts"
+    simulations: int = 300
+    seed: int = 0
+
+    def validate(self) -> GopsConfig:
+        if self.opponent not in OPPONENTS:
+            raise InputError(f"Unknown opponent {self.opponent!r}; choose one of {', '.join(OPPONENTS)}.")
+        if not isinstance(self.simulations, int) or not 1 <= self.simulations <= 20000:
+            raise InputError(f"Simulations must be a whole number from 1 to 20000, got {self.simulations!r}.")
+        check_seed(self.seed)
+        return GopsConfig(int(self.num_cards), self.tie_rule, self.prize_order)
+
+
+@dataclass
+class GopsMatch:
+    request: GopsMatchRequest
+    state: GopsState
+    resigned: bool = False
+    search: list[dict] = field(default_factory=list)  # the agent's statistics, one per move
+
+    @property
+    def over(self) -> bool:
+        return self.resigned or self.state.is_terminal
+
+    @property
+    def result(self) -> str | None:
+        if self.resigned:
+            return "You resigned: the agent wins."
+        if not self.state.is_terminal:
+            return None
+        you, agent = self.state.scores
+        if you == agent:
+            return f"Draw, {you:g} : {agent:g}."
+        return f"{'You win' if you > agent else 'The agent wins'}, {you:g} : {agent:g}."
+
+    def to_json(self) -> str:
+        return json.dumps({"request": self.request.__dict__, "game": json.loads(self.state.to_json()),
+                           "resigned": self.resigned, "search": self.search})
+
+    @classmethod
+    def from_json(cls, text: str) -> GopsMatch:
+        try:
+            data = json.loads(text)
+            request = GopsMatchRequest(**data["request"])
+            request.validate()
+            state = GopsState.from_json(json.dumps(data["game"]))
+            return cls(request, state, bool(data.get("resigned", False)), list(data.get("search", [])))
+        except InputError:
+            raise
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"Not a GOPS match: {e}") from None
+
+
+def make_agent(request: GopsMatchRequest) -> Agent:
+    if request.opponent == "random":
+        return RandomAgent()
+    if request.opponent == "greedy":
+        return GreedyAgent()
+    return MCTSAgent(simulations=request.simulations)
+
+
+def new_match(request: GopsMatchRequest) -> GopsMatch:
+    config = request.validate()
+    return GopsMatch(request, GopsState.new(config, seed=request.seed))
+
+
+def play_card(match: GopsMatch, card: int) -> GopsMatch:
+    """The person (player 0) bids ``card``; the agent (player 1) bids on the same state, unaware of it."""
+    if match.over:
+        raise InputError("The game is over: start a new one.")
+    if card not in match.state.hand(0):
+        raise InputError(f"You do not hold card {card}; your hand is {list(match.state.hand(0))}.")
+    agent = make_agent(match.request)
+    rng = np.random.default_rng([match.request.seed, match.state.round])
+    bid = agent.act(match.state, 1, rng)
+    stats = agent.describe_last_move() or {"chosen": bid}
+    return GopsMatch(match.request, match.state.apply(int(card), int(bid)), False,
+                     match.search + [{"round": match.state.round + 1, "prize": match.state.prize, **stats}])
+
+
+def resign(match: GopsMatch) -> GopsMatch:
+    if match.over:
+        raise InputError("The game is already over.")
+    return GopsMatch(match.request, match.state, True, match.search)
