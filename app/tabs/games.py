@@ -1,4 +1,5 @@
-"""Strategy Games tab (STRATEGIST): play GOPS against a search agent by clicking cards."""
+"""Strategy Games tab (STRATEGIST): play GOPS against a search agent by clicking cards, and Avalon with
+agents in a chat."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.tabs import TabSpec
 from backends.common.errors import InputError
+from backends.games import avalon_match as avalon
+from backends.games.avalon import ROLES
 from backends.games.gops_match import OPPONENTS, GopsMatch, GopsMatchRequest, new_match, play_card, resign
 
 MAX_CARDS = 13
@@ -52,6 +55,54 @@ def _load(state_json: str | None) -> GopsMatch:
     return GopsMatch.from_json(state_json)
 
 
+TURN_TEXT = {"speak": "Your turn to speak: say something to the table.", "propose": "You lead: pick a team.",
+             "vote": "Vote on the proposed team.", "quest": "You are on the quest: play a card.",
+             "assassinate": "You are the Assassin: name Merlin."}
+
+
+def _chat(match) -> list[gr.ChatMessage]:
+    out = []
+    for line in avalon.transcript(match):
+        if line["kind"] == "speech":
+            mine = line["speaker"].endswith("(you)")
+            out.append(gr.ChatMessage(role="user" if mine else "assistant", content=f"**{line['speaker']}:** {line['text']}"))
+        else:
+            out.append(gr.ChatMessage(role="assistant", content=line["text"], metadata={"title": line["speaker"]}
+                                      if line["kind"] == "end" else None))
+    return out
+
+
+def _avalon_outputs(match):
+    turn = avalon.human_turn(match)
+    view = match.game.view(match.human)
+    n = match.game.n
+    if match.over:
+        status = f"**Game over.** {match.game.winner.upper()} wins — {match.game.end_reason}."
+    elif turn:
+        extra = f" Team size {view['team_size']}." if turn == "propose" else (
+            f" Team: {view['team']}." if turn in ("vote", "quest") else "")
+        status = f"**{TURN_TEXT[turn]}**{extra}"
+    else:
+        status = "Waiting for the other players…"
+    quests = " ".join("✅" if ok else "❌" for ok in match.game.quest_results) or "none yet"
+    info = (f"You are **Player {match.human}**, {avalon.ROLE_NAMES.get(view['role'], view['role'])} ({view['side']}) · "
+            f"quests: {quests} · leader: Player {view['leader']} · rejections this round: {view['rejections']}")
+    log_path = new_output_dir("avalon") / "avalon_game.json"
+    log_path.write_text(match.to_json())
+    good = view["side"] == "good"
+    return [
+        match.to_json(), _chat(match), status, info, str(log_path),
+        gr.update(visible=turn == "speak"),
+        gr.update(visible=turn == "propose"),
+        gr.update(choices=[(f"Player {i}" + (" (you)" if i == match.human else ""), str(i)) for i in range(n)], value=[]),
+        gr.update(visible=turn == "vote"),
+        gr.update(visible=turn == "quest"),
+        gr.update(interactive=not good),  # good players can only play Success
+        gr.update(visible=turn == "assassinate"),
+        gr.update(choices=[(f"Player {i}", str(i)) for i in range(n) if i != match.human], value=None),
+    ]
+
+
 def build(demo: gr.Blocks) -> None:
     gr.Markdown(
         "**STRATEGIST** (ICLR 2025) improves game strategies with an LLM and Monte-Carlo tree search through "
@@ -82,6 +133,89 @@ def build(demo: gr.Blocks) -> None:
             history = gr.Dataframe(headers=HISTORY_HEADERS, label="Rounds", interactive=False, elem_id="gops-history")
             stats = gr.JSON(label="Agent's search for its last bid", elem_id="gops-stats")
         log_file = gr.File(label="Game log (JSON)", elem_id="gops-log")
+
+    with gr.Tab("Avalon"):
+        gr.Markdown("Play *The Resistance: Avalon* with agents in the other seats (AvalonBench-style rule-based "
+                    "agents: they reason from quest results and votes and speak fixed statements true to their "
+                    "side). Speak, propose, vote, go on quests — the table's discussion is the chat.")
+        av_state = gr.State(None)
+        with gr.Row():
+            av_players = gr.Slider(5, 10, value=5, step=1, label="Players")
+            av_role = gr.Dropdown(["random", *ROLES], value="Servant", label="Your role")
+            av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
+            av_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
+        av_info = gr.Markdown(elem_id="avalon-info")
+        chat = gr.Chatbot(label="Table", height=420, elem_id="avalon-chat")
+        av_status = gr.Markdown(elem_id="avalon-status")
+        with gr.Group(visible=False) as speak_box:
+            with gr.Row():
+                say = gr.Textbox(label="Your statement", scale=4, elem_id="avalon-say-text")
+                say_btn = gr.Button("Say", variant="primary", elem_id="avalon-say")
+        with gr.Group(visible=False) as propose_box:
+            team_pick = gr.CheckboxGroup([], label="Team", elem_id="avalon-team")
+            propose_btn = gr.Button("Propose team", variant="primary", elem_id="avalon-propose")
+        with gr.Row(visible=False) as vote_box:
+            approve_btn = gr.Button("Approve", variant="primary", elem_id="avalon-approve")
+            reject_btn = gr.Button("Reject", variant="stop", elem_id="avalon-reject")
+        with gr.Row(visible=False) as quest_box:
+            success_btn = gr.Button("Success", variant="primary", elem_id="avalon-success")
+            fail_btn = gr.Button("Fail", variant="stop", elem_id="avalon-fail")
+        with gr.Group(visible=False) as assassin_box:
+            target = gr.Dropdown([], label="Who is Merlin?", elem_id="avalon-target")
+            kill_btn = gr.Button("Assassinate", variant="stop", elem_id="avalon-kill")
+        with gr.Row():
+            av_log = gr.File(label="Game log (JSON)", elem_id="avalon-log")
+            av_upload = gr.File(label="Reload a game from its log", file_types=[".json"], type="filepath")
+
+    av_outputs = [av_state, chat, av_status, av_info, av_log, speak_box, propose_box, team_pick, vote_box, quest_box,
+                  fail_btn, assassin_box, target]
+
+    def _av_load(state_json):
+        if not state_json:
+            raise InputError("Start a new game first.")
+        return avalon.AvalonMatch.from_json(state_json)
+
+    @user_errors
+    def av_on_new(players, role, discussion, seed_v):
+        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), int(seed_v or 0))
+        return _avalon_outputs(avalon.new_match(req))
+
+    def av_action(kind):
+        @user_errors
+        def handler(state_json, value=None):
+            match = _av_load(state_json)
+            if kind == "propose":
+                value = [int(v) for v in (value or [])]
+            elif kind == "assassinate":
+                if value in (None, ""):
+                    raise InputError("Choose whom to name as Merlin.")
+                value = int(value)
+            elif kind == "speak" and not str(value or "").strip():
+                raise InputError("Type something to say (or 'pass').")
+            return _avalon_outputs(avalon.act(match, kind, value))
+        return handler
+
+    @user_errors
+    def av_on_upload(path):
+        if not path:
+            return [gr.update()] * len(av_outputs)
+        with open(path, encoding="utf-8") as f:
+            return _avalon_outputs(avalon.AvalonMatch.from_json(f.read()))
+
+    av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed], outputs=av_outputs,
+                 api_name="avalon_new")
+    say_btn.click(av_action("speak"), inputs=[av_state, say], outputs=av_outputs, api_name="avalon_say").then(
+        lambda: "", outputs=say, api_visibility="private")
+    say.submit(av_action("speak"), inputs=[av_state, say], outputs=av_outputs, api_visibility="private").then(
+        lambda: "", outputs=say, api_visibility="private")
+    propose_btn.click(av_action("propose"), inputs=[av_state, team_pick], outputs=av_outputs, api_name="avalon_propose")
+    approve_btn.click(lambda s: av_action("vote")(s, True), inputs=av_state, outputs=av_outputs, api_name="avalon_approve")
+    reject_btn.click(lambda s: av_action("vote")(s, False), inputs=av_state, outputs=av_outputs, api_name="avalon_reject")
+    success_btn.click(lambda s: av_action("quest")(s, True), inputs=av_state, outputs=av_outputs, api_name="avalon_success")
+    fail_btn.click(lambda s: av_action("quest")(s, False), inputs=av_state, outputs=av_outputs, api_name="avalon_fail")
+    kill_btn.click(av_action("assassinate"), inputs=[av_state, target], outputs=av_outputs, api_name="avalon_assassinate")
+    av_upload.upload(av_on_upload, inputs=av_upload, outputs=av_outputs, api_name="avalon_reload")
 
     outputs = [match_state, board, history, stats, log_file, *card_buttons]
 

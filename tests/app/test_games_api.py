@@ -37,3 +37,15 @@ def test_playing_a_card_you_do_not_hold_is_a_clear_error(session):
 def test_playing_before_a_game_exists_says_so(session):
     with pytest.raises(Exception, match="Start a new game first"):
         session.predict("1", api_name="/gops_play")
+
+
+def test_avalon_new_game_and_out_of_turn_action(session):
+    out = session.predict(5, "Servant", False, 3, api_name="/avalon_new")
+    chat, status, info = out[0], out[1], out[2]
+    assert "Loyal Servant" in info and any("You are Player" in str(m) for m in chat)
+    if "Vote" in status:
+        with pytest.raises(Exception, match="Now you should vote"):
+            session.predict(api_name="/avalon_success")
+    else:
+        with pytest.raises(Exception, match="Now you should|not your turn"):
+            session.predict(api_name="/avalon_approve")

@@ -28,3 +28,44 @@ def test_play_a_full_gops_game_by_clicking(page):
     expect(cards.locator("button:not([disabled])")).to_have_count(0)
     expect(page.locator("#gops-stats")).to_contain_text("visits")
     expect(page.locator('#gops-log a[download="gops_game.json"]')).to_have_count(1)
+
+
+def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page):
+    page.get_by_role("tab", name="Strategy Games").click()
+    page.get_by_role("tab", name="Avalon").click()
+    page.locator("#avalon-new").click()
+    status = page.locator("#avalon-status")
+    expect(page.locator("#avalon-info")).to_contain_text("Loyal Servant", timeout=30_000)
+    expect(page.locator("#avalon-chat")).to_contain_text("You are Player")
+    said = 0
+    log_link = page.locator('#avalon-log a[download="avalon_game.json"]')
+    for _ in range(80):
+        expect(status).not_to_be_empty(timeout=30_000)
+        text = status.inner_text()
+        before = log_link.get_attribute("href")
+        if "Game over" in text:
+            break
+        if page.locator("#avalon-say").is_visible():
+            said += 1
+            page.locator("#avalon-say-text textarea").fill(f"I am loyal to Arthur ({said}).")
+            page.locator("#avalon-say").click()
+            expect(page.locator("#avalon-chat")).to_contain_text(f"I am loyal to Arthur ({said}).", timeout=30_000)
+        elif page.locator("#avalon-propose").is_visible():
+            size = int(re.search(r"Team size (\d+)", text).group(1))
+            boxes = page.locator("#avalon-team input[type=checkbox]")
+            for i in range(size):
+                boxes.nth(i).check()
+            page.locator("#avalon-propose").click()
+        elif page.locator("#avalon-approve").is_visible():
+            page.locator("#avalon-approve").click()
+        elif page.locator("#avalon-success").is_visible():
+            expect(page.locator("#avalon-fail")).to_be_disabled()  # a Loyal Servant cannot fail a quest
+            page.locator("#avalon-success").click()
+        else:
+            raise AssertionError(f"no control for: {text}")
+        # every action writes a fresh log: wait until the page shows the new one
+        expect(log_link).not_to_have_attribute("href", before, timeout=30_000)
+    expect(status).to_contain_text("Game over", timeout=30_000)
+    expect(page.locator("#avalon-chat")).to_contain_text("wins")
+    assert said >= 1
+    expect(page.locator('#avalon-log a[download="avalon_game.json"]')).to_have_count(1)

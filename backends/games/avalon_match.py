@@ -1,0 +1,168 @@
+"""A person in an Avalon game with agents in the other seats: one call per human action, after which
+the agents play until it is the person's turn again (or the game ends).
+
+The match is rebuilt from the game's JSON-lines log on every call, so a browser session, an API
+client or an uploaded log all carry the same plain data, and every action is re-checked by the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends.common.errors import InputError
+from backends.common.seeding import check_seed
+
+from .avalon import ROLES, AvalonConfig, AvalonGame, default_roles
+from .avalon_agents import RuleAgent
+
+ROLE_NAMES = {"Servant": "Loyal Servant of Arthur"}
+
+
+@dataclass
+class AvalonMatchRequest:
+    num_players: int = 5
+    human_role: str = "Servant"  # or "random"
+    discussion: bool = True
+    seed: int = 0
+
+    def validate(self) -> AvalonConfig:
+        check_seed(self.seed)
+        config = AvalonConfig(int(self.num_players), discussion=bool(self.discussion))
+        if self.human_role != "random" and self.human_role not in config.role_list:
+            raise InputError(f"Role {self.human_role!r} is not in a {self.num_players}-player game "
+                             f"({', '.join(sorted(set(config.role_list)))}).")
+        return config
+
+
+@dataclass
+class AvalonMatch:
+    game: AvalonGame
+    human: int
+    seed: int
+
+    def agent(self, seat: int) -> RuleAgent:
+        # seeded by seat and game progress: replaying a log makes the same choices
+        return RuleAgent(seed=hash((self.seed, seat, len(self.game.actions))) % 2**32)
+
+    @property
+    def over(self) -> bool:
+        return self.game.phase == "end"
+
+    def to_json(self) -> str:
+        return json.dumps({"human": self.human, "seed": self.seed, "log": self.game.log_jsonl()})
+
+    @classmethod
+    def from_json(cls, text: str) -> AvalonMatch:
+        try:
+            data = json.loads(text)
+            game = AvalonGame.replay(data["log"])
+            human = int(data["human"])
+            if not 0 <= human < game.n:
+                raise ValueError("seat out of range")
+            return cls(game, human, int(data["seed"]))
+        except InputError:
+            raise
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"Not an Avalon match: {e}") from None
+
+
+def new_match(request: AvalonMatchRequest) -> AvalonMatch:
+    config = request.validate()
+    game = AvalonGame.new(config, seed=request.seed)
+    if request.human_role == "random":
+        human = int(np.random.default_rng(request.seed + 1).integers(config.num_players))
+    else:
+        human = game.roles.index(request.human_role)
+    match = AvalonMatch(game, human, request.seed)
+    run_agents(match)
+    return match
+
+
+def run_agents(match: AvalonMatch) -> None:
+    """Let the agents act until the person owes an action or the game is over."""
+    game = match.game
+    while game.phase != "end":
+        action, seats = game.pending()
+        agent_seats = [s for s in seats if s != match.human]
+        if not agent_seats:
+            return
+        seat = agent_seats[0]
+        choice = match.agent(seat).act(game.view(seat))
+        _apply(game, action, seat, choice)
+
+
+def human_turn(match: AvalonMatch) -> str | None:
+    """The action the person owes now, if any."""
+    if match.over:
+        return None
+    action, seats = match.game.pending()
+    return action if match.human in seats else None
+
+
+def act(match: AvalonMatch, action: str, value) -> AvalonMatch:
+    """The person's action: speak(text), propose(list of seats), vote(bool), quest(bool), assassinate(seat)."""
+    want = human_turn(match)
+    if want is None:
+        raise InputError("It is not your turn." if not match.over else "The game is over.")
+    if action != want:
+        raise InputError(f"Now you should {want}, not {action}.")
+    _apply(match.game, action, match.human, value)
+    run_agents(match)
+    return match
+
+
+def _apply(game: AvalonGame, action: str, seat: int, value) -> None:
+    {"speak": game.speak, "propose": game.propose, "vote": game.vote, "quest": game.play_quest,
+     "assassinate": game.assassinate}[action](seat, value)
+
+
+def transcript(match: AvalonMatch) -> list[dict]:
+    """What the person has seen, as chat lines: {speaker, text, kind} (kind: info | speech | result | end)."""
+    g, me = match.game, match.human
+    name = lambda s: f"Player {s}" + (" (you)" if s == me else "")  # noqa: E731
+    lines = []
+    for e in g.events_for(me):
+        t = e["type"]
+        if t == "role":
+            sees = ", ".join(f"player {k} ({v})" for k, v in e["sees"].items()) or "nobody"
+            lines.append({"speaker": "Game", "kind": "info",
+                          "text": f"You are Player {me}: {ROLE_NAMES.get(e['role'], e['role'])} ({e['side']}). You see: {sees}."})
+        elif t == "setup":
+            lines.append({"speaker": "Game", "kind": "info",
+                          "text": f"{e['num_players']} players; team sizes {e['team_sizes']}; roles in play: "
+                                  f"{', '.join(e['roles_in_game'])}. Player {e['leader']} leads first."})
+        elif t == "speech":
+            lines.append({"speaker": name(e["player"]), "kind": "speech", "text": e["text"]})
+        elif t == "proposal":
+            lines.append({"speaker": "Game", "kind": "result",
+                          "text": f"{name(e['leader'])} proposes players {e['team']} for quest {e['quest'] + 1} "
+                                  f"(attempt {e['attempt']})."})
+        elif t == "vote_result":
+            votes = ", ".join(f"{k}: {'✓' if v else '✗'}" for k, v in e["votes"].items())
+            lines.append({"speaker": "Game", "kind": "result",
+                          "text": f"Vote {'approved' if e['approved'] else 'rejected'} the team ({votes})."})
+        elif t == "quest_card":
+            lines.append({"speaker": "Game", "kind": "info", "text": f"You played {'Success' if e['success'] else 'Fail'}."})
+        elif t == "quest_result":
+            lines.append({"speaker": "Game", "kind": "result",
+                          "text": f"Quest {e['quest'] + 1} {'succeeded' if e['success'] else 'FAILED'} "
+                                  f"with {e['fails']} fail card(s)."})
+        elif t == "new_leader":
+            lines.append({"speaker": "Game", "kind": "info", "text": f"{name(e['leader'])} now leads."})
+        elif t == "assassination_phase":
+            lines.append({"speaker": "Game", "kind": "result", "text": "Three quests succeeded: the Assassin may name Merlin."})
+        elif t == "assassination":
+            lines.append({"speaker": "Game", "kind": "result",
+                          "text": f"The Assassin (player {e['assassin']}) names player {e['target']}: "
+                                  f"{'Merlin is dead' if e['merlin_killed'] else 'that was not Merlin'}."})
+        elif t == "game_end":
+            roles = ", ".join(f"{k}: {r}" for k, r in e["roles"].items())
+            lines.append({"speaker": "Game", "kind": "end",
+                          "text": f"{e['winner'].upper()} wins — {e['reason']}. Roles: {roles}."})
+    return lines
+
+
+__all__ = ["ROLES", "AvalonMatch", "AvalonMatchRequest", "act", "default_roles", "human_turn", "new_match", "transcript"]
