@@ -1,0 +1,125 @@
+"""Language models behind one small interface, for STRATEGIST's reflection and code writing and for
+Avalon speech.
+
+- :class:`OpenAICompatibleLLM`: any ``/chat/completions`` endpoint (a local llama.cpp server, vLLM,
+  ollama, or a hosted API), from the settings ``ICLR25_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``;
+- :class:`CachedLLM`: wraps any of them and records every call in a JSON-lines file keyed by the exact
+  request, so a logged run replays exactly (and offline);
+- :func:`get_llm` picks the configured one, or raises :class:`LLMNotConfigured` saying how to set one up.
+
+Nothing here ever makes text up: without a model there is an error, not a canned answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from backends.common.errors import InputError
+from backends.common.settings import Settings, get_settings
+
+
+class LLMNotConfigured(InputError):
+    """No language model is configured."""
+
+
+class LLMError(InputError):
+    """The language model could not answer."""
+
+
+@dataclass
+class LLMReply:
+    text: str
+    model: str
+    cached: bool = False
+
+
+class LLM(Protocol):
+    name: str
+
+    def complete(self, messages: list[dict], max_tokens: int = 512, temperature: float = 0.7,
+                 seed: int | None = None) -> LLMReply: ...
+
+
+class OpenAICompatibleLLM:
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120.0):
+        if not base_url or not model:
+            raise LLMNotConfigured("An LLM endpoint needs both a base URL and a model name.")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.name = f"{model} @ {self.base_url}"
+
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
+        import httpx
+
+        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
+        if seed is not None:
+            body["seed"] = seed
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            r = httpx.post(f"{self.base_url}/chat/completions", json=body, headers=headers, timeout=self.timeout)
+            r.raise_for_status()
+            text = r.json()["choices"][0]["message"]["content"]
+        except httpx.HTTPStatusError as e:
+            raise LLMError(f"The LLM endpoint {self.base_url} answered {e.response.status_code}: "
+                           f"{e.response.text[:300]}") from None
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as e:
+            raise LLMError(f"The LLM endpoint {self.base_url} failed: {e.__class__.__name__}: {e}") from None
+        return LLMReply(str(text or ""), self.model)
+
+
+class CachedLLM:
+    """Memoises ``inner`` on disk: the same request gives the recorded reply, marked ``cached``."""
+
+    def __init__(self, inner: LLM, path: str | Path):
+        self.inner = inner
+        self.name = inner.name
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._cache: dict[str, dict] = {}
+        if self.path.exists():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    rec = json.loads(line)
+                    self._cache[rec["key"]] = rec
+
+    @staticmethod
+    def key(model: str, messages, max_tokens, temperature, seed) -> str:
+        blob = json.dumps([model, messages, max_tokens, temperature, seed], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
+        k = self.key(self.inner.name, messages, max_tokens, temperature, seed)
+        with self._lock:
+            if k in self._cache:
+                rec = self._cache[k]
+                return LLMReply(rec["text"], rec["model"], cached=True)
+        reply = self.inner.complete(messages, max_tokens, temperature, seed)
+        rec = {"key": k, "model": reply.model, "text": reply.text, "messages": messages}
+        with self._lock:
+            self._cache[k] = rec
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        return reply
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+
+def get_llm(settings: Settings | None = None, cache: str | Path | None = None) -> LLM:
+    """The configured language model (wrapped in a replay cache when ``cache`` is given)."""
+    settings = settings or get_settings()
+    if not settings.llm_base_url:
+        raise LLMNotConfigured(
+            "No language model is configured. Point the suite at any OpenAI-compatible endpoint, e.g. a local "
+            "llama.cpp server: ICLR25_LLM_BASE_URL=http://127.0.0.1:8080/v1 ICLR25_LLM_MODEL=<model name> "
+            "(and ICLR25_LLM_API_KEY for hosted APIs).")
+    llm: LLM = OpenAICompatibleLLM(settings.llm_base_url, settings.llm_model or "default", settings.llm_api_key)
+    return CachedLLM(llm, cache) if cache else llm
