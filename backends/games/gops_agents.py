@@ -10,47 +10,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .gops import GopsState
-
-# A value heuristic maps a state to the expected final scores of both players (plus named
-# intermediate values, for STRATEGIST's feedback).
-ValueHeuristic = Callable[[GopsState], tuple[tuple[float, float], dict]]
-
-
-def baseline_heuristic(state: GopsState) -> tuple[tuple[float, float], dict]:
-    """Hand-written baseline: current scores plus the remaining prizes as if the rest of the game
-    matched the k-th highest card of each hand to the k-th highest prize (ties split, pot split).
-
-    It is the starting point STRATEGIST improves: it values cards by rank but knows nothing about
-    bluffing, saving cards or the opponent's habits.
-    """
-    s0, s1 = state.scores
-    prizes = sorted(state.prizes[state.round:])
-    v0 = v1 = state.pot / 2
-    for prize, a, b in zip(prizes, sorted(state.hand(0)), sorted(state.hand(1)), strict=True):
-        if a > b:
-            v0 += prize
-        elif b > a:
-            v1 += prize
-        else:
-            v0 += prize / 2
-            v1 += prize / 2
-    return (s0 + v0, s1 + v1), {"expected_from_remaining_p0": v0, "expected_from_remaining_p1": v1,
-                                "remaining_points": sum(prizes) + state.pot}
-
-
-def random_rollout_heuristic(state: GopsState, rng: np.random.Generator | None = None) -> tuple[tuple[float, float], dict]:
-    """Value by one random playout to the end (the benchmark agents' leaf evaluator)."""
-    rng = rng or np.random.default_rng()
-    s = state
-    while not s.is_terminal:
-        s = s.apply(int(rng.choice(s.hand(0))), int(rng.choice(s.hand(1))))
-    return s.scores, {}
+from .gops_heuristics import ValueHeuristic, baseline_heuristic
 
 
 class Agent:

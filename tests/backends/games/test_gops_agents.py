@@ -32,7 +32,7 @@ def test_baseline_heuristic_counts_scores_and_card_ranks():
     s = GopsState.new(GopsConfig(3, prize_order="descending")).apply(3, 1)
     (v0, v1), info = baseline_heuristic(s)
     # p0 has 3 points and cards {1, 2} vs {2, 3}: rank by rank, p1's cards take both prizes 1 and 2
-    assert (v0, v1) == (3.0, 3.0) and info["remaining_points"] == 3
+    assert (v0, v1) == (3.0, 3.0) and info["expected_p1"] == 3
     end = GopsState.new(GopsConfig(3, prize_order="descending")).apply(3, 1).apply(2, 2).apply(1, 3)
     assert baseline_heuristic(end)[0] == end.scores
 
