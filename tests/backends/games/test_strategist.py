@@ -1,0 +1,91 @@
+"""The STRATEGIST loop end to end with a scripted language model (a test double: it answers from a
+fixed script and says so in its name; the product never uses it)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from backends.games.gops_heuristics import BASELINE_SOURCE
+from backends.games.strategist import (
+    EvalSettings,
+    IdeaLibrary,
+    StrategistRun,
+    Strategy,
+    evaluate,
+    extract_code,
+    parse_ideas,
+)
+
+VARIANT = BASELINE_SOURCE.replace('"expected_p0": v0', '"expected_p0": v0, "bonus": 0.5').replace(
+    "return (state[\"p0_score\"] + v0,", "return (state[\"p0_score\"] + v0 + 0.5 * len(state[\"p0_hand\"]) / 10,")
+
+
+class ScriptedLLM:
+    name = "scripted test double"
+
+    def __init__(self):
+        self.calls = []
+        self.bad_first = True
+
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None):
+        from backends.games.llm import LLMReply
+
+        last = messages[-1]["content"]
+        self.calls.append(last)
+        if "What do you conclude" in last:
+            text = "It spends high cards on small prizes."
+        elif "improvement ideas" in last:
+            text = "1. Value keeping the highest card.\n2) Weigh prizes by their size.\n3. Count the pot twice."
+        elif self.bad_first:
+            self.bad_first = False
+            text = "```python\nimport os\ndef evaluate_state(state):\n    return (0, 0), {}\n```"
+        else:
+            text = f"Here you go:\n```python\n{VARIANT}```"
+        return LLMReply(text, self.name)
+
+
+def test_parsing_ideas_and_code():
+    assert parse_ideas("Intro\n1. First idea here\n2) Second idea here\n- not this") == ["First idea here", "Second idea here"]
+    assert extract_code("text ```python\ndef evaluate_state(s):\n    return (1, 2), {}\n```").startswith("def evaluate_state")
+    assert extract_code("sure: def evaluate_state(s):\n    return (1, 2), {}").startswith("def evaluate_state")
+
+
+def test_idea_bandit_prefers_untried_and_rewarded_ideas():
+    lib = IdeaLibrary()
+    for idea in ("a", "b", "c"):
+        lib.add(idea)
+    lib.reward("a", 0.3)
+    lib.reward("b", -0.3)
+    assert lib.ucb("c") > lib.ucb("a") > lib.ucb("b")  # untried first, then the better mean
+    picks = [lib.sample(np.random.default_rng(i)) for i in range(200)]
+    assert picks.count("c") > picks.count("b")
+
+
+def test_evaluation_scores_strategies_and_rejects_broken_ones():
+    good = Strategy("g", BASELINE_SOURCE, {"kind": "hand-written"})
+    broken = Strategy("b", "def evaluate_state(state):\n    return (1, 2, 3)\n", {"kind": "llm-seed"})
+    scores, errors = evaluate([good, broken], EvalSettings(num_cards=4, games_per_pair=2, simulations=8), seed=0)
+    assert set(scores) == {"g"} and 0 <= scores["g"] <= 1
+    assert "b" in errors
+
+
+@pytest.mark.parametrize("method", ["strategist", "beam"])
+def test_a_run_improves_logs_and_resumes(tmp_path, method):
+    llm = ScriptedLLM()
+    settings = EvalSettings(num_cards=4, games_per_pair=2, simulations=8, benchmark_rollouts=4)
+    run = StrategistRun(tmp_path, llm, settings, method=method, fittest=1, children=1, seed=1)
+    records = [r for r in run.run(iterations=2) if isinstance(r, dict)]
+    assert records[0]["event"] == "seeded" and records[0]["llm_calls"] >= 2  # the first seed was rejected once
+    assert [r["iteration"] for r in records[1:]] == [1, 2]
+    lib = json.loads((tmp_path / "library.json").read_text())
+    origins = {s["origin"]["kind"] for s in lib}
+    assert "hand-written" in origins and "llm-seed" in origins
+    assert ("llm-idea" if method == "strategist" else "llm-beam") in origins
+    assert all(s["origin"].get("llm") == "scripted test double" for s in lib if s["origin"]["kind"] != "hand-written")
+    if method == "strategist":
+        assert len(run.ideas.arms) == 3 and any(records[i]["rewards"] for i in (1, 2))
+    log = (tmp_path / "log.jsonl").read_text().splitlines()
+    resumed = StrategistRun(tmp_path, llm, settings, method=method)
+    assert resumed.iteration == 2 and len(resumed.library.items) == len(lib) and len(log) >= 3
+    assert resumed.llm_calls == run.llm_calls
