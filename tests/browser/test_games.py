@@ -47,7 +47,9 @@ def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page):
             break
         if page.locator("#avalon-say").is_visible():
             said += 1
-            page.locator("#avalon-say-text textarea").fill(f"I am loyal to Arthur ({said}).")
+            box = page.locator("#avalon-say-text textarea")
+            box.fill(f"I am loyal to Arthur ({said}).")
+            expect(box).to_have_value(f"I am loyal to Arthur ({said}).")  # the box may re-render as it appears
             page.locator("#avalon-say").click()
             expect(page.locator("#avalon-chat")).to_contain_text(f"I am loyal to Arthur ({said}).", timeout=30_000)
         elif page.locator("#avalon-propose").is_visible():
