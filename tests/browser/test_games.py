@@ -48,8 +48,12 @@ def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page):
         if page.locator("#avalon-say").is_visible():
             said += 1
             box = page.locator("#avalon-say-text textarea")
-            box.fill(f"I am loyal to Arthur ({said}).")
-            expect(box).to_have_value(f"I am loyal to Arthur ({said}).")  # the box may re-render as it appears
+            for _ in range(5):  # the box may re-render as it appears: type until the text stays
+                box.fill(f"I am loyal to Arthur ({said}).")
+                page.wait_for_timeout(300)
+                if box.input_value() == f"I am loyal to Arthur ({said}).":
+                    break
+            expect(box).to_have_value(f"I am loyal to Arthur ({said}).")
             page.locator("#avalon-say").click()
             expect(page.locator("#avalon-chat")).to_contain_text(f"I am loyal to Arthur ({said}).", timeout=30_000)
         elif page.locator("#avalon-propose").is_visible():
