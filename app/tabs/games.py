@@ -9,9 +9,11 @@ import gradio as gr
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
-from backends.common.errors import InputError
+from backends.common.errors import Cancelled, InputError
 from backends.games import avalon_match as avalon
+from backends.games import strategist
 from backends.games.avalon import ROLES
 from backends.games.gops_match import OPPONENTS, GopsMatch, GopsMatchRequest, new_match, play_card, resign
 
@@ -216,6 +218,97 @@ def build(demo: gr.Blocks) -> None:
     fail_btn.click(lambda s: av_action("quest")(s, False), inputs=av_state, outputs=av_outputs, api_name="avalon_fail")
     kill_btn.click(av_action("assassinate"), inputs=[av_state, target], outputs=av_outputs, api_name="avalon_assassinate")
     av_upload.upload(av_on_upload, inputs=av_upload, outputs=av_outputs, api_name="avalon_reload")
+
+    with gr.Tab("Improve (STRATEGIST)"):
+        gr.Markdown("Run STRATEGIST's improvement loop on GOPS value heuristics: an LLM reflects on self-play, "
+                    "proposes ideas (a bandit picks which to try) and rewrites the heuristic; MCTS with each "
+                    "heuristic at its leaves plays the evaluation games. LLM code runs only in the sandbox. "
+                    "Needs an LLM endpoint (`ICLR25_LLM_BASE_URL`, `ICLR25_LLM_MODEL`); a small local model "
+                    "writes weak code — point it at a strong one for real gains.")
+        run_dir = gr.State(None)
+        with gr.Row():
+            method = gr.Radio(["strategist", "beam"], value="strategist", label="Method",
+                              info="beam = the paper's ablation without the idea library")
+            iterations = gr.Slider(1, 20, value=2, step=1, label="Iterations")
+            imp_cards = gr.Slider(3, 13, value=6, step=1, label="GOPS cards")
+            imp_games = gr.Slider(2, 40, value=4, step=2, label="Games per pair")
+            imp_sims = gr.Slider(4, 200, value=16, step=4, label="MCTS simulations per move")
+            imp_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+        with gr.Row():
+            imp_run = gr.Button("Run / continue", variant="primary", elem_id="strategist-run")
+            imp_stop = gr.Button("Stop", variant="stop", elem_id="strategist-stop")
+            imp_new = gr.Button("New run", elem_id="strategist-new")
+        imp_status = gr.Markdown(elem_id="strategist-status")
+        with gr.Row():
+            curve = gr.LinePlot(x="iteration", y="best score", title="Best strategy's self-play score",
+                                y_lim=[0, 1], elem_id="strategist-curve")
+            table = gr.Dataframe(headers=["id", "origin", "idea", "parent", "score", "generation"],
+                                 label="Strategy library", interactive=False, wrap=True, elem_id="strategist-table")
+        with gr.Row():
+            pick = gr.Dropdown([], label="Strategy", elem_id="strategist-pick")
+            lib_file = gr.File(label="Run files (library, ideas, log)", file_count="multiple")
+        with gr.Row():
+            code = gr.Code(language="python", label="Source", interactive=False)
+            diff = gr.Code(language="python", label="Diff against its parent", interactive=False)
+
+    def _run_views(run):
+        import pandas as pd
+
+        rows = strategist.library_rows(run)
+        files = [str(run.dir / n) for n in ("library.json", "ideas.json", "log.jsonl") if (run.dir / n).exists()]
+        return (pd.DataFrame(strategist.score_curve(run) or [], columns=["iteration", "best score"]), rows,
+                gr.update(choices=[r[0] for r in rows], value=rows[0][0] if rows else None), files)
+
+    def _open_run(path, settings_tuple, method_v, seed_v):
+        from backends.games.llm import get_llm
+
+        llm = get_llm(cache=(path / "llm_cache.jsonl"))
+        n, games, sims = settings_tuple
+        return strategist.StrategistRun(path, llm, strategist.EvalSettings(int(n), "discard", int(games), int(sims)),
+                                        method=method_v, seed=int(seed_v or 0))
+
+    @user_errors
+    def on_improve(path, method_v, iters, n, games, sims, seed_v, request: gr.Request, progress=gr.Progress()):
+        from pathlib import Path
+
+        path = Path(path) if path else new_output_dir("strategist")
+        run = _open_run(path, (n, games, sims), method_v, seed_v)
+        token = CANCELS.start(request, "strategist")
+        try:
+            yield (str(path), f"Running with **{run.llm.name}**…", *_run_views(run))
+            for kind, _ in stream(run.run(int(iters), token), progress):
+                if kind == "result":
+                    best = run.library.top(1)
+                    status = (f"Iteration {run.iteration} · best **{best[0].id}** score {best[0].score:.3f} · "
+                              f"LLM calls so far {run.llm_calls} ({run.llm.name})") if best else "Seeded."
+                    yield (str(path), status, *_run_views(run))
+        except Cancelled:
+            yield (str(path), f"Stopped after iteration {run.iteration}.", *_run_views(run))
+        finally:
+            CANCELS.finish(request, "strategist", token)
+
+    def on_stop_improve(request: gr.Request) -> str:
+        return "Stopping after the current step…" if CANCELS.cancel(request, "strategist") else "Nothing is running."
+
+    @user_errors
+    def on_pick(path, sid):
+        from pathlib import Path
+
+        if not path or not sid:
+            return "", ""
+        data = {s["id"]: s for s in json.loads((Path(path) / "library.json").read_text())}
+        if sid not in data:
+            raise InputError(f"No strategy {sid!r} in this run.")
+        lib = strategist.StrategyLibrary.from_json(list(data.values()))
+        return data[sid]["source"], strategist.diff_against_parent(lib, sid)
+
+    imp_outputs = [run_dir, imp_status, curve, table, pick, lib_file]
+    imp_run.click(on_improve, inputs=[run_dir, method, iterations, imp_cards, imp_games, imp_sims, imp_seed],
+                  outputs=imp_outputs, api_name="strategist_run", concurrency_id="gpu")
+    imp_stop.click(on_stop_improve, outputs=imp_status, api_name="strategist_stop", queue=False)
+    imp_new.click(lambda: (None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None),
+                  outputs=imp_outputs, api_name="strategist_new")
+    pick.change(on_pick, inputs=[run_dir, pick], outputs=[code, diff], api_name="strategist_source")
 
     outputs = [match_state, board, history, stats, log_file, *card_buttons]
 

@@ -369,3 +369,45 @@ class StrategistRun:
             record = self.step()
             yield ProgressEvent((k + 1) / iterations, f"iteration {record['iteration']}: best {record['best_score']:.3f}")
             yield {"kind": "record", **record}
+
+
+# --- views for the tab and the CLI ---------------------------------------------------------------------
+
+def library_rows(run: StrategistRun) -> list[list]:
+    """id, origin, idea, parent, score, generation — best first."""
+    rows = []
+    for s in sorted(run.library.items.values(), key=lambda s: -(s.score if s.score is not None else -1)):
+        origin = s.origin.get("kind", "")
+        if s.origin.get("llm"):
+            origin += f" ({s.origin['llm']})"
+        rows.append([s.id, origin, s.origin.get("idea") or "", s.origin.get("parent") or "",
+                     None if s.score is None else round(s.score, 3), s.generation])
+    return rows
+
+
+def score_curve(run: StrategistRun) -> list[dict]:
+    """Best score of the library after each logged iteration."""
+    path = run.dir / "log.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("event") == "seeded":
+            out.append({"iteration": 0, "best score": max(rec["scores"].values(), default=0.0)})
+        elif "best_score" in rec:
+            out.append({"iteration": rec["iteration"], "best score": rec["best_score"]})
+    return out
+
+
+def diff_against_parent(library: StrategyLibrary, strategy_id: str) -> str:
+    import difflib
+
+    s = library.items.get(strategy_id)
+    if s is None:
+        raise InputError(f"No strategy {strategy_id!r} in this run.")
+    parent = library.items.get(s.origin.get("parent") or "")
+    if parent is None:
+        return "(no parent: this strategy was written from scratch)"
+    return "".join(difflib.unified_diff(parent.source.splitlines(True), s.source.splitlines(True),
+                                        fromfile=parent.id, tofile=s.id))

@@ -49,3 +49,50 @@ def test_avalon_new_game_and_out_of_turn_action(session):
     else:
         with pytest.raises(Exception, match="Now you should|not your turn"):
             session.predict(api_name="/avalon_approve")
+
+
+def test_improve_without_an_llm_says_how_to_configure_one(session):
+    with pytest.raises(Exception, match="ICLR25_LLM_BASE_URL"):
+        session.predict("strategist", 1, 4, 2, 8, 0, api_name="/strategist_run")
+
+
+def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch):
+    """A scripted chat-completions server on loopback stands in for the LLM (a test double)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from backends.common.settings import reset_settings
+    from backends.games.gops_heuristics import BASELINE_SOURCE
+
+    class Scripted(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            last = body["messages"][-1]["content"]
+            if "What do you conclude" in last:
+                text = "It wastes high cards."
+            elif "improvement ideas" in last:
+                text = "1. Keep the top card for the top prize.\n2. Weigh large prizes more."
+            else:
+                text = "```python\n" + BASELINE_SOURCE.replace("v0 = state[\"pot\"] / 2", "v0 = state[\"pot\"] / 2 + 0.1") + "```"
+            data = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Scripted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("ICLR25_LLM_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("ICLR25_LLM_MODEL", "scripted-double")
+    reset_settings()
+    try:
+        status, curve, table, pick, files = session.predict("strategist", 1, 4, 2, 8, 0, api_name="/strategist_run")
+    finally:
+        server.shutdown()
+    assert "Iteration 1" in status and "scripted-double" in status
+    origins = {row[1].split(" ")[0] for row in table["data"]}
+    assert {"hand-written", "llm-seed", "llm-idea"} <= origins
+    assert any(Path(f).name == "log.jsonl" for f in files)

@@ -89,3 +89,16 @@ def test_a_run_improves_logs_and_resumes(tmp_path, method):
     resumed = StrategistRun(tmp_path, llm, settings, method=method)
     assert resumed.iteration == 2 and len(resumed.library.items) == len(lib) and len(log) >= 3
     assert resumed.llm_calls == run.llm_calls
+
+
+def test_views_for_the_tab(tmp_path):
+    from backends.games.strategist import diff_against_parent, library_rows, score_curve
+
+    run = StrategistRun(tmp_path, ScriptedLLM(), EvalSettings(num_cards=4, games_per_pair=2, simulations=8,
+                                                              benchmark_rollouts=4), fittest=1, children=1)
+    list(run.run(iterations=1))
+    rows = library_rows(run)
+    assert rows[0][4] == max(r[4] for r in rows if r[4] is not None)
+    assert [c["iteration"] for c in score_curve(run)] == [0, 1]
+    child = next(r[0] for r in rows if r[3])
+    assert "+++ " + child in diff_against_parent(run.library, child)
