@@ -21,6 +21,7 @@ from backends.common.settings import configure
 # It must import nothing heavy at module level (torch loads when the subcommand runs).
 CAPABILITY_COMMANDS: list[tuple[str, str, str]] = [
     ("counterfactual", "RCSB counterfactuals for an image or a folder (files out)", "backends.counterfactual.cli"),
+    ("games", "GOPS self-play, tournaments and STRATEGIST improvement runs", "backends.games.cli"),
 ]
 
 

@@ -76,3 +76,25 @@ def test_counterfactual_cli_rejects_unknown_target(tmp_path):
     res = run_cli("counterfactual", "--image", str(img), "--target", "dodecahedron", "--out", str(tmp_path), "--steps", "4")
     assert res.returncode == 2
     assert "Unknown target class 'dodecahedron'" in res.stderr
+
+
+def test_games_selfplay_tournament_and_improve_without_llm(tmp_path):
+    import json
+
+    out = tmp_path / "games.jsonl"
+    res = run_cli("games", "selfplay", "--a", "greedy", "--b", "random", "--games", "6", "--cards", "5", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout.strip().splitlines()[-1])
+    assert summary["games"] == 6 and 0 <= summary["a_score"] <= 1
+    assert len(out.read_text().splitlines()) == 6
+    res = run_cli("games", "tournament", "--agents", "random", "greedy", "--games", "4", "--cards", "4",
+                  "--simulations", "10")
+    assert res.returncode == 0 and "standings" in res.stdout
+    strategy = tmp_path / "mine.py"
+    strategy.write_text("def evaluate_state(state):\n    return (state['p0_score'], state['p1_score']), {}\n")
+    res = run_cli("games", "selfplay", "--a", str(strategy), "--b", "random", "--games", "2", "--cards", "4",
+                  "--simulations", "10")
+    assert res.returncode == 0, res.stderr
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ICLR25_LLM")}
+    res = run_cli("games", "improve", "--run-dir", str(tmp_path / "run"), "--iterations", "1", env=env)
+    assert res.returncode == 2 and "ICLR25_LLM_BASE_URL" in res.stderr
