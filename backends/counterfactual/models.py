@@ -23,7 +23,7 @@ SPECS = [
         location="counterfactual-bridge", files=("config.json", "diffusion_pytorch_model.safetensors"),
         sha256={
             "config.json": "b639c0b51ec203e9039c56e4a433affb8e15cf0e41856449e0241416f51de0c6",
-            "diffusion_pytorch_model.safetensors": "fc86027ff58c789277e0eaddd4995715e7479a936574298220fa196ed5d3fc5a",
+            "diffusion_pytorch_model.safetensors": "9dbe268c8b979015a5a722096a8a38a4a792e317a47206da8d1f0d252cde7ec6",
         },
         license="Apache-2.0 (trained by this project)",
         description="32×32 I2SB free-form inpainting bridge (diffusers UNet2DModel) (training/counterfactual_bridge.py).",

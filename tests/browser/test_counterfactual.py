@@ -36,9 +36,8 @@ def paint_centre(page, half_w=70, half_h=55):
 
 def choose_target(page, name: str):
     box = page.locator("#cf-target input")
-    box.click()
-    box.fill(name)
-    box.press("Enter")
+    box.click()  # opens the list of classes
+    page.get_by_role("option", name=name, exact=True).click()
     expect(box).to_have_value(name)
 
 
@@ -53,7 +52,7 @@ def test_draw_region_generate_and_flip_with_outside_unchanged(page):
     paint_centre(page)
     choose_target(page, "cone")
     steps = page.locator("#cf-steps input[type=number]")
-    steps.fill("30")
+    steps.fill("50")
     steps.press("Enter")
     page.locator("#cf-run").click()
     status = page.locator("#cf-status")
