@@ -72,8 +72,11 @@ def evaluate(models, method: dict, data: dict, per_pair: int, steps: int, real_f
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="3 images per pair, 30 network calls")
+    p.add_argument("--per-pair", type=int, help="images per source → target pair (default 10; quick 3)")
+    p.add_argument("--steps", type=int, help="network calls per counterfactual (default 100, the paper's; quick 30)")
     args = p.parse_args(argv)
     per_pair, steps = (3, 30) if args.quick else (10, 100)
+    per_pair, steps = args.per_pair or per_pair, args.steps or steps
     torch.set_num_threads(max(1, torch.get_num_threads()))
     models = load_models()
     data = cached_split("test", ROOT / "training" / "data")
