@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,11 +19,13 @@ from .gops import GopsState
 from .gops_heuristics import ValueHeuristic, baseline_heuristic
 
 
-class Agent:
+class Agent(ABC):
+    """A GOPS player: picks its bid from the state before either bid is revealed."""
+
     name = "agent"
 
-    def act(self, state: GopsState, player: int, rng: np.random.Generator) -> int:
-        raise NotImplementedError
+    @abstractmethod
+    def act(self, state: GopsState, player: int, rng: np.random.Generator) -> int: ...
 
     def describe_last_move(self) -> dict:
         return {}
