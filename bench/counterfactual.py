@@ -77,7 +77,6 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     per_pair, steps = (3, 30) if args.quick else (10, 100)
     per_pair, steps = args.per_pair or per_pair, args.steps or steps
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     models = load_models()
     data = cached_split("test", ROOT / "training" / "data")
     real_feats = {c: classifier_features(models.pipeline.classifier, data["images"][data["labels"] == i][:300])

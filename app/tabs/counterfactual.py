@@ -155,12 +155,12 @@ def build(demo: gr.Blocks) -> None:
 
     @user_errors
     def on_auto(value, area_v, cell_v, bridge, classifier):
-        from backends.counterfactual.service import RegionRequest, classify, load_models, suggest_region
+        from backends.counterfactual.service import RegionRequest, load_models, prepare_image, suggest_region
 
         image, _ = editor_to_image_and_mask(value)
         models = load_models(bridge, classifier)
         region = suggest_region(RegionRequest(image=image, area=float(area_v), cell=int(cell_v)), models)
-        small = classify(image, models).image
+        small = prepare_image(image, models.size)  # what the model sees; no need to classify again
         f = _factor(small.shape[0])
         return editor_value(small, region.mask), heat_to_rgb(region.heatmap, f)
 

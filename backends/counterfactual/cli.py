@@ -59,14 +59,12 @@ def run(args: argparse.Namespace) -> int:
             image = to_rgb_array(path)
             if args.mask == "auto":
                 mask = suggest_region(RegionRequest(image=image, area=args.area, cell=args.cell, seed=args.seed), models).mask
-                image_for_run = image
             else:
                 mask_path = Path(args.mask) / path.name if Path(args.mask).is_dir() else Path(args.mask)
                 if not mask_path.is_file():
                     raise InputError(f"no mask for {path.name} (looked for {mask_path.name})")
                 mask = to_rgb_array(mask_path).max(-1) > 127
-                image_for_run = image
-            request = CounterfactualRequest(image=image_for_run, mask=mask, target=args.target, num_samples=args.samples,
+            request = CounterfactualRequest(image=image, mask=mask, target=args.target, num_samples=args.samples,
                                             num_inference_steps=args.steps, guidance_scale=args.scale,
                                             start_fraction=args.tau, seed=args.seed)
             result = run_to_result(generate(request, models=models))

@@ -15,7 +15,7 @@ import numpy as np
 from backends.common.errors import InputError
 from backends.common.seeding import check_seed
 
-from .avalon import ROLES, AvalonConfig, AvalonGame, default_roles
+from .avalon import AvalonConfig, AvalonGame
 from .avalon_agents import RuleAgent
 
 ROLE_NAMES = {"Servant": "Loyal Servant of Arthur"}
@@ -164,5 +164,3 @@ def transcript(match: AvalonMatch) -> list[dict]:
                           "text": f"{e['winner'].upper()} wins — {e['reason']}. Roles: {roles}."})
     return lines
 
-
-__all__ = ["ROLES", "AvalonMatch", "AvalonMatchRequest", "act", "default_roles", "human_turn", "new_match", "transcript"]
