@@ -20,6 +20,7 @@ from backends.common.settings import configure
 # (subcommand, help, module): the module (no gradio) has add_arguments(parser) and run(args) -> exit code.
 # It must import nothing heavy at module level (torch loads when the subcommand runs).
 CAPABILITY_COMMANDS: list[tuple[str, str, str]] = [
+    ("layout3d", "Build-A-Scene: a 3D box layout (and later edits) to staged images (files out)", "backends.layout3d.cli"),
     ("counterfactual", "RCSB counterfactuals for an image or a folder (files out)", "backends.counterfactual.cli"),
     ("games", "GOPS self-play, tournaments and STRATEGIST improvement runs", "backends.games.cli"),
 ]

@@ -13,12 +13,13 @@ from backends.common.registry import sha256_file
 
 def main(argv=None) -> int:
     for folder in (argv or sys.argv[1:]):
-        files = sorted(p for p in Path(folder).iterdir() if p.is_file() and p.suffix in {".json", ".safetensors"}
+        root = Path(folder)
+        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in {".json", ".safetensors"}
                        and p.name not in {"metrics.json", "training.json"})
         print(f"# {folder}")
         print("sha256={")
         for p in files:
-            print(f'    "{p.name}": "{sha256_file(p)}",')
+            print(f'    "{p.relative_to(root).as_posix()}": "{sha256_file(p)}",')
         print("},")
     return 0
 

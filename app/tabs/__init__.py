@@ -16,9 +16,10 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import counterfactual, games, system
+    from . import counterfactual, games, layout3d, system
 
     return [
+        layout3d.TAB,
         counterfactual.TAB,
         games.TAB,
         system.TAB,

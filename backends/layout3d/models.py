@@ -7,6 +7,16 @@ _SD_FILES = ("model_index.json", "unet/config.json", "vae/config.json", "text_en
 
 SPECS = [
     ModelSpec(
+        id="layout3d-detector", capability="layout3d", kind="classifier", source="embedded",
+        location="layout3d-detector", files=("config.json", "model.safetensors"),
+        sha256={
+            "config.json": "5f1916ace0e73bb5ae3f71f2523b9bc0fd77803209601363d5afc09e45ce8689",
+            "model.safetensors": "ae0ed03b0d4641c58fe64c9ba7c880e3b93e8f358121481ba794966f810d7088",
+        },
+        license="Apache-2.0 (trained by this project)",
+        description="Evaluation detector: shape × colour (or nothing) of a box crop (training/layout3d_detector.py).",
+    ),
+    ModelSpec(
         id="sd15", capability="layout3d", kind="diffusers-pipeline", source="hf",
         location="stable-diffusion-v1-5/stable-diffusion-v1-5", files=_SD_FILES,
         license="CreativeML OpenRAIL-M",
@@ -25,3 +35,6 @@ SPECS = [
         description="LooseControl 3D-box LoRA on the depth ControlNet: boxes as a loose depth proxy.",
     ),
 ]
+
+DEFAULT_MODEL = "layout3d-embedded"
+MODEL_CHOICES = (DEFAULT_MODEL, "sd15", "sd15-loosecontrol")

@@ -1,0 +1,225 @@
+// The 3D box editor of the 3D Layout tab (three.js, vendored; no CDN).
+//
+// The layout JSON lives in a Gradio Textbox (the single source of truth, validated on the server).
+// The editor reads it (polling, so server-side edits show up) and writes it back on every edit
+// by setting the textarea and dispatching an `input` event. World frame as in the backend:
+// metres, z up, floor at z = 0, back wall at y = 3.4; the default view is the model's camera.
+import * as THREE from "../vendor/three/three.module.js";
+import { OrbitControls } from "../vendor/three/OrbitControls.js";
+import { TransformControls } from "../vendor/three/TransformControls.js";
+
+const PALETTE = [0xe6194b, 0x3cb44b, 0x4363d8, 0xf58231, 0x911eb4, 0x46f0f0];
+const CAMERA = { position: [0, -2.6, 1.55], target: [0, 1.0, 0.3], fov: 50 };
+const ROOM = { x: [-2, 2], y: [-0.6, 3.4] };
+
+export function mount(root, textarea) {
+  const canvasHost = root.querySelector(".be-canvas");
+  const status = root.querySelector(".be-status");
+  const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+  renderer.setPixelRatio(1);
+  canvasHost.appendChild(renderer.domElement);
+  const scene = new THREE.Scene();
+  scene.background = new THREE.Color(0xf2f2f2);
+  const camera = new THREE.PerspectiveCamera(CAMERA.fov, 1, 0.05, 50);
+  camera.up.set(0, 0, 1);
+  const orbit = new OrbitControls(camera, renderer.domElement);
+  const gizmo = new TransformControls(camera, renderer.domElement);
+  gizmo.setSize(0.8);
+  scene.add(gizmo.getHelper());
+  scene.add(new THREE.HemisphereLight(0xffffff, 0x888888, 2.2));
+  const sun = new THREE.DirectionalLight(0xffffff, 1.2);
+  sun.position.set(-2, -3, 4);
+  scene.add(sun);
+
+  const floor = new THREE.Mesh(
+    new THREE.PlaneGeometry(ROOM.x[1] - ROOM.x[0], ROOM.y[1] - ROOM.y[0]),
+    new THREE.MeshLambertMaterial({ color: 0xb9a58c }));
+  floor.position.set(0, (ROOM.y[0] + ROOM.y[1]) / 2, 0);
+  scene.add(floor);
+  const wall = new THREE.Mesh(new THREE.PlaneGeometry(ROOM.x[1] - ROOM.x[0], 2.5),
+    new THREE.MeshLambertMaterial({ color: 0xe8e1d0, side: THREE.DoubleSide }));
+  wall.rotation.x = Math.PI / 2;
+  wall.position.set(0, ROOM.y[1], 1.25);
+  scene.add(wall);
+  const grid = new THREE.GridHelper(4, 8, 0x777777, 0x999999);
+  grid.rotation.x = Math.PI / 2;
+  grid.position.set(0, 1.4, 0.002);
+  scene.add(grid);
+
+  let layout = { scene_prompt: "", boxes: [] };
+  let meshes = [];
+  let selected = -1;
+  let lastText = null;
+
+  function resetView() {
+    camera.position.set(...CAMERA.position);
+    orbit.target.set(...CAMERA.target);
+    orbit.update();
+  }
+  resetView();
+
+  function resize() {
+    const w = canvasHost.clientWidth || 480;
+    const h = Math.round(w * 0.75);
+    renderer.setSize(w, h);
+    camera.aspect = w / h;
+    camera.updateProjectionMatrix();
+  }
+  new ResizeObserver(resize).observe(canvasHost);
+  resize();
+
+  function boxMesh(b, i) {
+    const colour = PALETTE[i % PALETTE.length];
+    const mesh = new THREE.Mesh(new THREE.BoxGeometry(1, 1, 1),
+      new THREE.MeshLambertMaterial({ color: colour, transparent: true, opacity: 0.55 }));
+    mesh.add(new THREE.LineSegments(new THREE.EdgesGeometry(mesh.geometry),
+      new THREE.LineBasicMaterial({ color: 0x222222 })));
+    mesh.position.set(...b.center);
+    mesh.scale.set(...b.size);
+    mesh.rotation.z = (b.yaw_deg || 0) * Math.PI / 180;
+    mesh.userData.index = i;
+    return mesh;
+  }
+
+  function rebuild() {
+    gizmo.detach();
+    meshes.forEach((m) => scene.remove(m));
+    meshes = layout.boxes.map(boxMesh);
+    meshes.forEach((m) => scene.add(m));
+    if (selected >= meshes.length) selected = -1;
+    if (selected >= 0) gizmo.attach(meshes[selected]);
+    showStatus();
+  }
+
+  function showStatus(msg) {
+    const sel = selected >= 0 ? `box ${selected + 1} (${layout.boxes[selected].prompt}) selected` : "no box selected";
+    status.textContent = msg || `${layout.boxes.length} box(es); ${sel}. Drag a box across the floor, or use the gizmo.`;
+  }
+
+  function round(v) { return Math.round(v * 1000) / 1000; }
+
+  function meshToBox(m, old) {
+    const size = [m.scale.x, m.scale.y, m.scale.z].map((v) => round(Math.max(0.1, Math.abs(v))));
+    return {
+      prompt: old.prompt,
+      center: [round(m.position.x), round(m.position.y), round(size[2] / 2)],
+      size,
+      yaw_deg: round(((m.rotation.z * 180 / Math.PI) % 360 + 360) % 360),
+    };
+  }
+
+  function write() {
+    const text = '{"scene_prompt": ' + JSON.stringify(layout.scene_prompt) + ',\n "boxes": [\n  '
+      + layout.boxes.map((b) => JSON.stringify(b)).join(",\n  ") + "\n ]}";
+    lastText = text;
+    textarea.value = text;
+    textarea.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
+  function commitMesh(i) {
+    const m = meshes[i];
+    layout.boxes[i] = meshToBox(m, layout.boxes[i]);
+    m.position.z = layout.boxes[i].center[2];  // boxes stand on the floor
+    write();
+    showStatus();
+  }
+
+  // --- reading the textbox (server edits, table edits, loaded files) ------------------------
+  function poll() {
+    const text = textarea.value;
+    if (text !== lastText) {
+      lastText = text;
+      try {
+        const parsed = JSON.parse(text);
+        if (parsed && Array.isArray(parsed.boxes)) {
+          layout = parsed;
+          rebuild();
+        }
+      } catch (e) { showStatus("the layout JSON does not parse; fix it in the JSON box"); }
+    }
+  }
+  setInterval(poll, 250);
+  poll();
+
+  // --- picking and dragging on the floor -----------------------------------------------------
+  const ray = new THREE.Raycaster();
+  const ndc = new THREE.Vector2();
+  const floorPlane = new THREE.Plane(new THREE.Vector3(0, 0, 1), 0);
+  let drag = null;
+
+  function toNdc(ev) {
+    const r = renderer.domElement.getBoundingClientRect();
+    ndc.set(((ev.clientX - r.left) / r.width) * 2 - 1, -((ev.clientY - r.top) / r.height) * 2 + 1);
+    ray.setFromCamera(ndc, camera);
+  }
+
+  renderer.domElement.addEventListener("pointerdown", (ev) => {
+    if (gizmo.dragging || gizmo.axis) return;
+    toNdc(ev);
+    const hit = ray.intersectObjects(meshes, false)[0];
+    if (!hit) return;
+    selected = hit.object.userData.index;
+    gizmo.attach(meshes[selected]);
+    const p = new THREE.Vector3();
+    ray.ray.intersectPlane(floorPlane, p);
+    drag = { index: selected, offset: p ? hit.object.position.clone().sub(p) : new THREE.Vector3(), moved: false };
+    orbit.enabled = false;
+    showStatus();
+  });
+  renderer.domElement.addEventListener("pointermove", (ev) => {
+    if (!drag) return;
+    toNdc(ev);
+    const p = new THREE.Vector3();
+    if (!ray.ray.intersectPlane(floorPlane, p)) return;
+    const m = meshes[drag.index];
+    m.position.x = p.x + drag.offset.x;
+    m.position.y = p.y + drag.offset.y;
+    drag.moved = true;
+  });
+  window.addEventListener("pointerup", () => {
+    if (drag && drag.moved) commitMesh(drag.index);
+    drag = null;
+    orbit.enabled = true;
+  });
+  gizmo.addEventListener("dragging-changed", (e) => {
+    orbit.enabled = !e.value;
+    if (!e.value && selected >= 0) commitMesh(selected);
+  });
+
+  // --- toolbar ---------------------------------------------------------------------------------
+  const act = {
+    add: () => {
+      if (layout.boxes.length >= 5) return showStatus("at most 5 boxes");
+      const prompt = root.querySelector(".be-prompt").value.trim() || "a red cube";
+      const x = [-0.8, 0.8, 0, -0.4, 0.4][layout.boxes.length % 5];
+      layout.boxes.push({ prompt, center: [x, 1.0, 0.35], size: [0.7, 0.7, 0.7], yaw_deg: 0 });
+      selected = layout.boxes.length - 1;
+      rebuild();
+      write();
+    },
+    delete: () => {
+      if (selected < 0) return;
+      layout.boxes.splice(selected, 1);
+      selected = -1;
+      rebuild();
+      write();
+    },
+    translate: () => gizmo.setMode("translate"),
+    rotate: () => gizmo.setMode("rotate"),
+    scale: () => gizmo.setMode("scale"),
+    view: () => resetView(),
+  };
+  root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => act[b.dataset.act]()));
+
+  // Test hook: the screen position (client px) of a box's centre, for drag tests.
+  root.boxScreenPosition = (i) => {
+    const v = meshes[i].position.clone().project(camera);
+    const r = renderer.domElement.getBoundingClientRect();
+    return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height };
+  };
+
+  (function loop() {
+    requestAnimationFrame(loop);
+    renderer.render(scene, camera);
+  })();
+}

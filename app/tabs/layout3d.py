@@ -1,0 +1,359 @@
+"""3D Layout tab (Build-A-Scene): place 3D boxes, generate, then insert / change / move objects stage by stage."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+
+from app.components.downloads import new_output_dir
+from app.components.errors import user_errors
+from app.components.longwork import CANCELS, stream
+from app.tabs import TabSpec
+from backends.common.errors import Cancelled, InputError
+from backends.layout3d.layout import MAX_BOXES, Layout
+from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES
+from backends.synth.scene import ROOMS
+
+STATIC = Path(__file__).resolve().parents[1] / "static"
+VIEW = 320  # generated images are shown enlarged to this size
+COLUMNS = ["prompt", "x", "y", "z", "w", "d", "h", "yaw"]
+MASK_COLOURS = np.array([(230, 25, 75), (60, 180, 75), (67, 99, 216), (245, 130, 49), (145, 30, 180)], np.uint8)
+
+DEFAULT_LAYOUT = {
+    "scene_prompt": ROOMS[0].prompt,
+    "boxes": [
+        {"prompt": "a red cube", "center": [-0.6, 0.9, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 20},
+        {"prompt": "a blue sphere", "center": [0.65, 1.2, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0},
+    ],
+}
+
+EDITOR_HTML = """
+<div class="box-editor" id="l3d-editor-root">
+  <div class="be-toolbar">
+    <input class="be-prompt" type="text" value="a green cone" aria-label="prompt of a new box" />
+    <button data-act="add" class="be-add">Add box</button>
+    <button data-act="delete" class="be-delete">Delete box</button>
+    <span class="be-sep"></span>
+    <button data-act="translate">Move</button><button data-act="rotate">Rotate</button>
+    <button data-act="scale">Scale</button><button data-act="view">Camera view</button>
+  </div>
+  <div class="be-canvas"></div>
+  <div class="be-status"></div>
+</div>
+"""
+
+EDITOR_CSS = """
+.box-editor { display: flex; flex-direction: column; gap: 4px; }
+.be-toolbar { display: flex; flex-wrap: wrap; gap: 4px; align-items: center; }
+.be-toolbar button { padding: 2px 8px; border: 1px solid #bbb; border-radius: 4px; background: #fafafa; cursor: pointer; }
+.be-toolbar input { flex: 1; min-width: 120px; padding: 2px 6px; border: 1px solid #bbb; border-radius: 4px; }
+.be-canvas { width: 100%; min-height: 240px; }
+.be-canvas canvas { display: block; width: 100%; border-radius: 6px; touch-action: none; }
+.be-status { font-size: 12px; color: #555; }
+"""
+
+
+def _editor_js() -> str:
+    url = f"/gradio_api/file={STATIC / 'layout3d' / 'box_editor.js'}"
+    return f"""
+    const start = () => {{
+      const ta = document.querySelector('#l3d-json textarea');
+      if (!ta) {{ setTimeout(start, 200); return; }}
+      import({json.dumps(url)}).then((m) => m.mount(element.querySelector('.box-editor'), ta))
+        .catch((e) => {{ element.querySelector('.be-status').textContent = '3D editor failed to load: ' + e; }});
+    }};
+    start();
+    """
+
+
+# --- per-session scenes (they hold torch tensors and a model: kept here, not in gr.State) ------
+class SceneStore:
+    def __init__(self, capacity: int = 8):
+        self._items: OrderedDict[str, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self.capacity = capacity
+
+    def get(self, request: gr.Request | None):
+        with self._lock:
+            return self._items.get(_key(request))
+
+    def put(self, request: gr.Request | None, session) -> None:
+        with self._lock:
+            self._items[_key(request)] = session
+            self._items.move_to_end(_key(request))
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def drop(self, request: gr.Request | None) -> None:
+        with self._lock:
+            self._items.pop(_key(request), None)
+
+
+def _key(request) -> str:
+    return getattr(request, "session_hash", None) or "anonymous"
+
+
+SCENES = SceneStore()
+
+
+# --- conversions ---------------------------------------------------------------------------
+def layout_text(data: dict) -> str:
+    """Layout JSON with one line per box (short enough to read and edit in the textbox)."""
+    boxes = ",\n  ".join(json.dumps(b) for b in data.get("boxes", []))
+    return "{\"scene_prompt\": " + json.dumps(data.get("scene_prompt", "")) + ",\n \"boxes\": [\n  " + boxes + "\n ]}"
+
+
+def layout_rows(layout: Layout) -> list[list]:
+    return [[b.prompt, *[round(v, 3) for v in b.center], *[round(v, 3) for v in b.size], round(b.yaw_deg, 1)]
+            for b in layout.boxes]
+
+
+def rows_to_layout_dict(rows, scene_prompt: str) -> dict:
+    boxes = []
+    values = rows.values.tolist() if hasattr(rows, "values") else (rows or [])
+    for i, row in enumerate(values):
+        if row is None or all(v in (None, "") for v in row):
+            continue
+        try:
+            prompt = str(row[0])
+            x, y, z, w, d, h, yaw = (float(v) for v in row[1:8])
+        except (TypeError, ValueError, IndexError):
+            raise InputError(f"Row {i + 1} of the box table needs a prompt and seven numbers (x y z w d h yaw).") from None
+        boxes.append({"prompt": prompt, "center": [x, y, z], "size": [w, d, h], "yaw_deg": yaw})
+    return {"scene_prompt": scene_prompt, "boxes": boxes}
+
+
+def enlarge(image: np.ndarray, size: int = VIEW) -> np.ndarray:
+    from PIL import Image
+
+    return np.asarray(Image.fromarray(image).resize((size, size), Image.BICUBIC))
+
+
+def overlay_masks(stage, stages) -> np.ndarray:
+    """The stage's image with every object's mask (as created) tinted in its box colour."""
+    img = stage.image.astype(np.float32)
+    for j, idx in sorted(stage.created.items()):
+        mask = stages[idx].object_mask if idx < len(stages) else None
+        if mask is None:
+            continue
+        c = MASK_COLOURS[j % len(MASK_COLOURS)].astype(np.float32)
+        img[mask] = 0.45 * img[mask] + 0.55 * c
+    return img.clip(0, 255).astype(np.uint8)
+
+
+def show_scene(result_stages, show_masks: bool, model: str, device: str, seconds: float | None, warning: str = ""):
+    last = result_stages[-1]
+    main = overlay_masks(last, result_stages) if show_masks else last.image
+    gallery = [(enlarge(s.image, 128), f"{s.index}: {s.action}") for s in result_stages]
+    out_dir = new_output_dir("layout3d")
+    from backends.layout3d.outputs import write_scene
+
+    summary = {"stages": [s.summary() for s in result_stages], "model": model, "device": device}
+    paths = write_scene(result_stages, summary, out_dir)
+    files = [str(paths[k]) for k in ("image", "depth", "layout", "summary") if k in paths]
+    took = f" · {seconds:.1f} s" if seconds is not None else ""
+    status = (f"**Stage {last.index}: {last.action}** · made by `{model}` on `{device}`{took} · "
+              f"{len(result_stages)} stage(s) in the history")
+    if warning:
+        status += f"\n\n⚠️ {warning}"
+    return enlarge(main), gallery, status, summary, files
+
+
+def build(demo: gr.Blocks) -> None:
+    gr.set_static_paths([STATIC])
+    gr.Markdown(
+        "**Build-A-Scene** (ICLR 2025): place 3D boxes with prompts, generate, then — stage by stage — insert, "
+        "re-prompt, move, resize, rotate or delete boxes while every earlier object stays as it was (latent "
+        "blending + Dynamic Self-Attention; moves warp the object by its 3D box and re-invert it). The embedded "
+        "model is a 64×64 box-depth-conditioned diffusion model trained here on the project's primitive world: "
+        "it knows colours (red, orange, yellow, green, cyan, blue, purple, pink), shapes (cube, sphere, "
+        "cylinder, cone, torus) and six rooms."
+    )
+    with gr.Row():
+        with gr.Column(scale=5):
+            gr.HTML(EDITOR_HTML, html_template="${value}", css_template=EDITOR_CSS, js_on_load=_editor_js(),
+                    elem_id="l3d-editor", apply_default_css=False)
+            scene_prompt = gr.Dropdown([r.prompt for r in ROOMS], value=DEFAULT_LAYOUT["scene_prompt"],
+                                       allow_custom_value=True, label="Scene (the empty-scene prompt)",
+                                       elem_id="l3d-scene")
+            table = gr.Dataframe(headers=COLUMNS, datatype=["str"] + ["number"] * 7, column_count=(8, "fixed"),
+                                 row_count=(0, "dynamic"), interactive=True, label=f"Boxes (metres, z up; ≤ {MAX_BOXES})",
+                                 elem_id="l3d-table")
+            with gr.Accordion("Layout JSON (edit, paste, load)", open=True):
+                layout_json = gr.Textbox(layout_text(DEFAULT_LAYOUT), lines=4, max_lines=10,
+                                         label="Layout JSON", elem_id="l3d-json")
+                load_btn = gr.UploadButton("Load layout JSON", file_types=[".json"], elem_id="l3d-load")
+        with gr.Column(scale=4):
+            depth = gr.Image(label="Box depth (the condition; near = bright)", type="numpy", height=240,
+                             interactive=False, elem_id="l3d-depth")
+            layout_status = gr.Markdown(elem_id="l3d-layout-status")
+            with gr.Row():
+                model = gr.Dropdown(list(MODEL_CHOICES), value=DEFAULT_MODEL, label="Model", elem_id="l3d-model")
+                seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed")
+            with gr.Row():
+                steps = gr.Slider(2, 50, value=20, step=1, label="DDIM steps (paper: 20)", elem_id="l3d-steps")
+                guidance = gr.Slider(0, 15, value=3.0, step=0.5, label="CFG (embedded 3; SD 7.5)")
+            method = gr.Radio([("Build-A-Scene (blending + DSA)", "bas"), ("MasaCtrl mutual attention", "masactrl"),
+                               ("Latent blending only", "blend")], value="bas", label="Stage method")
+            with gr.Accordion("Advanced (published defaults)", open=False):
+                blend = gr.Slider(0, 1, value=0.9, step=0.05, label="Blended fraction of steps")
+                dsa_start = gr.Slider(0, 1, value=0.5, step=0.05, label="DSA from this fraction of the steps")
+                masking = gr.Radio([("multiplicative (published)", "multiply"), ("−inf (ablation)", "neg_inf")],
+                                   value="multiply", label="DSA key/value masking")
+            with gr.Row():
+                gen_btn = gr.Button("Generate", variant="primary", elem_id="l3d-generate")
+                next_btn = gr.Button("Next stage", variant="secondary", elem_id="l3d-next")
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="l3d-stop")
+            preview = gr.Image(label="Step preview (x̂0)", type="numpy", height=120, interactive=False,
+                               elem_id="l3d-preview")
+        with gr.Column(scale=5):
+            image = gr.Image(label="Scene", type="numpy", height=VIEW + 20, interactive=False, elem_id="l3d-image")
+            show_masks = gr.Checkbox(False, label="Overlay object masks", elem_id="l3d-masks")
+            status = gr.Markdown(elem_id="l3d-status")
+            history = gr.Gallery(label="Stage history (select one, then go back to it)", columns=6, height=170,
+                                 allow_preview=False, format="png", elem_id="l3d-history")
+            with gr.Row():
+                back_idx = gr.Number(-1, precision=0, visible=False, elem_id="l3d-back-idx")
+                back_btn = gr.Button("Go back to the selected stage", elem_id="l3d-back")
+            files = gr.File(label="Downloads: image, 16-bit depth, layout, stages", file_count="multiple",
+                            elem_id="l3d-files")
+            summary = gr.JSON(label="Stages (JSON)", elem_id="l3d-summary")
+
+    # -- layout editing (cheap; its own queue so it never waits behind generation) ----------
+    def on_layout(text):
+        try:
+            layout = Layout.from_json(text)
+        except InputError as e:
+            return gr.update(), gr.update(), f"⚠️ {e}", gr.update()
+        from backends.layout3d.service import preview_depth
+
+        d = preview_depth(layout, 240)
+        msg = f"{len(layout.boxes)} box(es) · valid layout"
+        return layout_rows(layout), d, msg, layout.scene_prompt
+
+    @user_errors
+    def on_table(rows, scene):
+        return layout_text(rows_to_layout_dict(rows, scene))
+
+    @user_errors
+    def on_scene(scene, text):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = {"boxes": []}
+        data["scene_prompt"] = scene
+        return layout_text(data)
+
+    @user_errors
+    def on_load(file):
+        if file is None:
+            raise InputError("Choose a layout JSON file.")
+        try:
+            text = Path(file).read_text()
+        except (OSError, UnicodeDecodeError):
+            raise InputError("That file is not a readable text file.") from None
+        return layout_text(Layout.from_json(text).to_dict())
+
+    # -- generation ---------------------------------------------------------------------------
+    def _request(text, model_v, seed_v, steps_v, guidance_v, method_v, blend_v, dsa_v, masking_v):
+        from backends.layout3d.service import SceneRequest
+
+        return SceneRequest(Layout.from_json(text), model=model_v, seed=int(seed_v or 0), num_inference_steps=int(steps_v),
+                            guidance_scale=float(guidance_v), method=method_v, blend_fraction=float(blend_v),
+                            dsa_start_fraction=float(dsa_v), dsa_masking=masking_v)
+
+    def _stream(work, request, masks_v, progress):
+        token = CANCELS.start(request, "layout3d")
+        try:
+            for kind, item in stream(work(token), progress):
+                if kind == "preview":
+                    yield enlarge(item, 120), *(gr.update(),) * 5
+                else:
+                    if item.session is not None:
+                        SCENES.put(request, item.session)
+                    yield gr.update(), *show_scene(item.stages, masks_v, item.model, item.device, item.seconds,
+                                                   item.vocabulary_warning)
+        except Cancelled:
+            yield gr.update(), gr.update(), gr.update(), "Stopped by the user; the stages finished before are kept.", \
+                gr.update(), gr.update()
+        finally:
+            CANCELS.finish(request, "layout3d", token)
+
+    @user_errors
+    def on_generate(text, model_v, seed_v, steps_v, guidance_v, method_v, blend_v, dsa_v, masking_v, masks_v,
+                    request: gr.Request, progress=gr.Progress()):
+        from backends.layout3d.service import start_scene
+
+        req = _request(text, model_v, seed_v, steps_v, guidance_v, method_v, blend_v, dsa_v, masking_v)
+        req.validate()
+        yield from _stream(lambda tok: start_scene(req, tok), request, masks_v, progress)
+
+    @user_errors
+    def on_next(text, masks_v, request: gr.Request, progress=gr.Progress()):
+        from backends.layout3d.service import edit_scene
+
+        session = SCENES.get(request)
+        if session is None or not session.stages:
+            raise InputError("Generate a scene first; the next stage builds on it.")
+        layout = Layout.from_json(text)
+        yield from _stream(lambda tok: edit_scene(session, layout, tok), request, masks_v, progress)
+
+    def on_select(evt: gr.SelectData):
+        return evt.index
+
+    @user_errors
+    def on_back(idx, masks_v, request: gr.Request):
+        session = SCENES.get(request)
+        if session is None or not session.stages:
+            raise InputError("There is no scene yet.")
+        if idx is None or int(idx) < 0:
+            raise InputError("Select a stage in the history first.")
+        stage = session.go_back(int(idx))
+        shown = show_scene(session.stages, masks_v, getattr(session, "model_id", ""), str(session.pipe.device), None)
+        return layout_text(stage.layout.to_dict()), *shown
+
+    @user_errors
+    def on_masks(masks_v, request: gr.Request):
+        session = SCENES.get(request)
+        if session is None or not session.stages:
+            return gr.update()
+        last = session.last
+        return enlarge(overlay_masks(last, session.stages) if masks_v else last.image)
+
+    def on_stop(request: gr.Request) -> str:
+        return "Stopping…" if CANCELS.cancel(request, "layout3d") else "Nothing is running."
+
+    def on_unload(request: gr.Request):
+        SCENES.drop(request)
+
+    outs = [preview, image, history, status, summary, files]
+    layout_json.change(on_layout, inputs=layout_json, outputs=[table, depth, layout_status, scene_prompt],
+                       api_name="layout3d_depth", concurrency_id="layout3d-edit", concurrency_limit=4,
+                       show_progress="hidden")
+    table.input(on_table, inputs=[table, scene_prompt], outputs=layout_json, api_name="layout3d_table",
+                concurrency_id="layout3d-edit")
+    scene_prompt.input(on_scene, inputs=[scene_prompt, layout_json], outputs=layout_json, api_name="layout3d_scene",
+                       concurrency_id="layout3d-edit")
+    load_btn.upload(on_load, inputs=load_btn, outputs=layout_json, api_name="layout3d_load",
+                    concurrency_id="layout3d-edit")
+    gen_btn.click(on_generate, inputs=[layout_json, model, seed, steps, guidance, method, blend, dsa_start, masking,
+                                       show_masks], outputs=outs, api_name="layout3d_generate", concurrency_id="gpu")
+    next_btn.click(on_next, inputs=[layout_json, show_masks], outputs=outs, api_name="layout3d_next_stage",
+                   concurrency_id="gpu")
+    history.select(on_select, outputs=back_idx, api_visibility="private", queue=False)
+    back_btn.click(on_back, inputs=[back_idx, show_masks], outputs=[layout_json, image, history, status, summary, files],
+                   api_name="layout3d_go_back", concurrency_id="layout3d-edit")
+    show_masks.change(on_masks, inputs=show_masks, outputs=image, api_name="layout3d_masks",
+                      concurrency_id="layout3d-edit")
+    stop_btn.click(on_stop, outputs=status, api_name="layout3d_stop", queue=False)
+    demo.load(on_layout, inputs=layout_json, outputs=[table, depth, layout_status, scene_prompt],
+              api_visibility="private")
+    demo.unload(on_unload)
+
+
+TAB = TabSpec(name="layout3d", title="3D Layout", build=build)

@@ -1,0 +1,114 @@
+"""The embedded domain of the 3D Layout tab: 64×64 primitive-world scenes with their box depth.
+
+Like LooseControl, the model is conditioned on the depth of the objects' *boxes* (a loose proxy)
+while the image shows the real primitive inside each box. Prompts are of the three kinds the
+stages use: a scene alone ("a green lawn under a pale blue sky", the empty-scene stage), one
+object ("a red cube", an insertion stage; other objects may already stand in the scene), and the
+whole layout ("a red cube, a blue sphere in ...", the one-shot baseline; objects in random order,
+as a caption would name them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends.synth import Camera, Scene, render
+from backends.synth.scene import COLORS, ROOMS, SHAPE_ASPECT, SHAPES, Primitive
+
+IMAGE_SIZE = 64
+CAMERA = Camera(IMAGE_SIZE, IMAGE_SIZE, fov_deg=50.0, position=(0.0, -2.6, 1.55), look_at=(0.0, 1.0, 0.3))
+FLOOR_X = (-1.25, 1.25)
+FLOOR_Y = (0.2, 2.0)
+SIZE_RANGE = (0.55, 1.0)
+PROMPT_KINDS = ("scene", "object", "layout")
+PROMPT_KIND_P = (0.2, 0.45, 0.35)
+
+
+@dataclass
+class Sample:
+    image: np.ndarray  # H×W×3 uint8
+    depth: np.ndarray  # H×W float32 in [0, 1], near = bright, boxes + room
+    prompt: str
+    kind: str
+
+
+def random_object(rng: np.random.Generator) -> Primitive:
+    shape = SHAPES[rng.integers(len(SHAPES))]
+    s = rng.uniform(*SIZE_RANGE)
+    a = SHAPE_ASPECT[shape]
+    size = (s * a[0], s * a[1], s * a[2])
+    center = (rng.uniform(*FLOOR_X), rng.uniform(*FLOOR_Y), size[2] / 2)
+    return Primitive(shape, list(COLORS)[rng.integers(len(COLORS))], center, size, float(rng.uniform(0, 90)))
+
+
+def random_layout_scene(rng: np.random.Generator, n_objects: int) -> Scene:
+    placed: list[Primitive] = []
+    for _ in range(400):
+        if len(placed) == n_objects:
+            break
+        cand = random_object(rng)
+        if all(np.hypot(cand.center[0] - o.center[0], cand.center[1] - o.center[1])
+               > cand.footprint_radius() + o.footprint_radius() + 0.05 for o in placed):
+            placed.append(cand)
+    return Scene(ROOMS[rng.integers(len(ROOMS))], tuple(placed), CAMERA)
+
+
+def box_depth(scene: Scene, camera: Camera | None = None) -> np.ndarray:
+    """Near-bright depth of the room plus every object's 3D box."""
+    return render(scene, camera, as_boxes=True, shadows=False).near_bright_depth()
+
+
+def make_sample(seed: int) -> Sample:
+    rng = np.random.default_rng(seed)
+    kind = PROMPT_KINDS[rng.choice(len(PROMPT_KINDS), p=PROMPT_KIND_P)]
+    n = 0 if kind == "scene" else int(rng.integers(1, 4))
+    scene = random_layout_scene(rng, n)
+    if kind == "scene":
+        prompt = scene.room.prompt
+    elif kind == "object":
+        prompt = scene.objects[rng.integers(len(scene.objects))].prompt
+    else:
+        order = rng.permutation(len(scene.objects))
+        prompt = ", ".join(scene.objects[i].prompt for i in order) + " in " + scene.room.prompt
+    image = render(scene, supersample=2).rgb
+    return Sample(image, box_depth(scene), prompt, kind)
+
+
+def make_arrays(seeds) -> dict[str, np.ndarray]:
+    samples = [make_sample(s) for s in seeds]
+    return {
+        "images": np.stack([s.image for s in samples]),
+        "depths": np.stack([s.depth for s in samples]).astype(np.float16),
+        "prompts": np.array([s.prompt for s in samples]),
+        "kinds": np.array([s.kind for s in samples]),
+    }
+
+
+SPLITS = {"train": range(0, 24_000), "val": range(1_000_000, 1_001_000)}
+
+
+def cached_split(split: str, cache_dir, limit: int | None = None, workers: int = 2) -> dict[str, np.ndarray]:
+    """A split rendered once and kept as ``<cache_dir>/layout3d_<split>_<n>.npz``."""
+    from pathlib import Path
+
+    seeds = SPLITS[split] if limit is None else SPLITS[split][:limit]
+    path = Path(cache_dir) / f"layout3d_{split}_{len(seeds)}.npz"
+    if path.exists():
+        with np.load(path) as f:
+            return {k: f[k] for k in f.files}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chunks = [seeds[i:i + 1000] for i in range(0, len(seeds), 1000)]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            parts = list(pool.map(make_arrays, chunks))
+    else:
+        parts = [make_arrays(c) for c in chunks]
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **arrays)
+    tmp.rename(path)
+    return arrays

@@ -1,0 +1,115 @@
+"""Build a ``BuildAScenePipeline`` from a registered model: the embedded one or the published stack.
+
+* ``bas-embedded``: one folder with ``vae/ unet/ text_encoder/ tokenizer/ scheduler/`` (fp16 on
+  disk, loaded in fp32 on a CPU), box depth by channel concatenation;
+* ``sd15`` + ``controlnet-sd15-depth`` (+ ``loose-control-3dbox``): SD 1.5's components, the depth
+  ControlNet, and the LooseControl LoRA merged into the ControlNet's attention projections — the
+  reference loads it as attention processors (``ControlNetX.load_attn_procs``); merging the
+  low-rank update ``W += scale·up·down`` gives the same outputs without a custom class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from backends.common.errors import InputError
+
+from .pipeline import BuildAScenePipeline
+
+SD_PREFIX = "4k, high-res, realistic, "
+SD_NEGATIVE = "blurry, text, caption, lowquality, lowresolution, low-res, grainy, ugly"
+
+
+@dataclass(frozen=True)
+class ModelDefaults:
+    size: int
+    guidance_scale: float
+    num_inference_steps: int = 20
+
+
+EMBEDDED_DEFAULTS = ModelDefaults(size=64, guidance_scale=3.0)
+SD_DEFAULTS = ModelDefaults(size=512, guidance_scale=7.5)
+
+
+def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = "layout3d-embedded") -> BuildAScenePipeline:
+    from diffusers import AutoencoderKL, DDIMScheduler, UNet2DConditionModel
+    from transformers import CLIPTextModel, PreTrainedTokenizerFast
+
+    folder = Path(folder)
+    vae = AutoencoderKL.from_pretrained(folder / "vae", torch_dtype=dtype).to(device)
+    unet = UNet2DConditionModel.from_pretrained(folder / "unet", torch_dtype=dtype).to(device)
+    text = CLIPTextModel.from_pretrained(folder / "text_encoder", dtype=dtype).to(device)
+    tok = PreTrainedTokenizerFast.from_pretrained(folder / "tokenizer")
+    sched = DDIMScheduler.from_pretrained(folder / "scheduler")
+    return BuildAScenePipeline(vae, text, tok, unet, sched, name=name)
+
+
+def load_sd_controlnet(sd_folder: Path, controlnet_folder: Path, lora_file: Path | None = None, device="cpu",
+                       dtype=torch.float32, name: str = "sd15+controlnet-depth") -> BuildAScenePipeline:
+    """SD 1.5 (diffusers folder) + a depth ControlNet (+ LooseControl LoRA file), DDIM as published."""
+    from diffusers import AutoencoderKL, ControlNetModel, DDIMScheduler, UNet2DConditionModel
+    from transformers import AutoTokenizer, CLIPTextModel
+
+    sd = Path(sd_folder)
+    vae = AutoencoderKL.from_pretrained(sd / "vae", torch_dtype=dtype).to(device)
+    unet = UNet2DConditionModel.from_pretrained(sd / "unet", torch_dtype=dtype).to(device)
+    text = CLIPTextModel.from_pretrained(sd / "text_encoder", dtype=dtype).to(device)
+    tok = AutoTokenizer.from_pretrained(sd / "tokenizer")
+    controlnet = ControlNetModel.from_pretrained(controlnet_folder, torch_dtype=dtype).to(device)
+    if lora_file is not None:
+        from safetensors.torch import load_file
+
+        merge_attn_procs_lora(controlnet, load_file(str(lora_file)))
+    sched = DDIMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
+                          set_alpha_to_one=False)
+    return BuildAScenePipeline(vae, text, tok, unet, sched, controlnet=controlnet, name=name,
+                               prompt_prefix=SD_PREFIX, negative_prompt=SD_NEGATIVE)
+
+
+_LORA_TARGETS = {"to_q_lora": "to_q", "to_k_lora": "to_k", "to_v_lora": "to_v", "to_out_lora": "to_out.0"}
+
+
+@torch.no_grad()
+def merge_attn_procs_lora(model: torch.nn.Module, state: dict[str, torch.Tensor], scale: float = 1.0) -> int:
+    """Merge an attention-processor LoRA (``…attn1.processor.to_q_lora.down.weight`` keys) into ``model``.
+
+    Returns the number of projections updated; unknown keys are an error, not silently skipped.
+    """
+    modules = dict(model.named_modules())
+    pairs: dict[str, dict[str, torch.Tensor]] = {}
+    for key, value in state.items():
+        parts = key.split(".")
+        if len(parts) < 4 or parts[-3] not in _LORA_TARGETS or parts[-2] not in ("down", "up"):
+            raise ValueError(f"not an attention-processor LoRA key: {key}")
+        prefix = ".".join(parts[:-3]).removesuffix(".processor")
+        target = f"{prefix}.{_LORA_TARGETS[parts[-3]]}"
+        pairs.setdefault(target, {})[parts[-2]] = value
+    for target, w in pairs.items():
+        if target not in modules:
+            raise ValueError(f"LoRA targets {target}, which the model does not have")
+        lin = modules[target]
+        delta = (w["up"].float() @ w["down"].float()) * scale
+        lin.weight += delta.to(lin.weight.dtype)
+    return len(pairs)
+
+
+def load_for(spec_id: str, device="cpu", settings=None) -> tuple[BuildAScenePipeline, ModelDefaults]:
+    """Resolve a registered model (and its companions for the SD stack) and build the pipeline."""
+    from backends.common.registry import default_registry
+
+    reg = default_registry()
+    if spec_id == "layout3d-embedded":
+        found = reg.resolve(spec_id, settings)
+        return load_embedded(found.path, device), EMBEDDED_DEFAULTS
+    if spec_id in ("sd15", "sd15-loosecontrol"):
+        sd = reg.resolve("sd15", settings)
+        cn = reg.resolve("controlnet-sd15-depth", settings)
+        lora = None
+        if spec_id == "sd15-loosecontrol":
+            lora = reg.resolve("loose-control-3dbox", settings).path / "pytorch_lora_weights.safetensors"
+        dtype = torch.float16 if str(device).startswith("cuda") else torch.float32
+        return load_sd_controlnet(sd.path, cn.path, lora, device, dtype, name=spec_id), SD_DEFAULTS
+    raise InputError(f"Unknown 3D Layout model {spec_id!r}; choose layout3d-embedded, sd15 or sd15-loosecontrol.")

@@ -1,0 +1,96 @@
+"""The embedded Build-A-Scene model: ordinary diffusers/transformers classes at tiny sizes.
+
+* ``AutoencoderKL`` 64×64×3 ↔ 16×16×4 latents (the small latent space that makes 64×64 output
+  trainable on a CPU);
+* ``UNet2DConditionModel`` on 16×16 latents, self- and cross-attention at 16×16 and 8×8 (so the
+  DSA processors act where the boxes are resolved); the box depth enters by channel concatenation,
+  64×64 → 16 channels at 16×16 by pixel-unshuffle, so no depth detail is lost;
+* ``CLIPTextModel`` with a word-level tokenizer of the domain's vocabulary, trained with the UNet;
+* SD's noise schedule (scaled-linear β 0.00085–0.012, 1000 steps, ε-prediction), sampled with DDIM.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+VOCAB_SPECIAL = ("[PAD]", "[UNK]", "[BOS]", "[EOS]")
+MAX_TOKENS = 32
+DEPTH_UNSHUFFLE = 4  # 64×64 depth → 16 channels at 16×16
+
+VAE_CONFIG = dict(
+    in_channels=3, out_channels=3, latent_channels=4, sample_size=64, layers_per_block=1,
+    down_block_types=("DownEncoderBlock2D",) * 3, up_block_types=("UpDecoderBlock2D",) * 3,
+    block_out_channels=(32, 64, 64), norm_num_groups=16,
+)
+
+UNET_CONFIG = dict(
+    sample_size=16, in_channels=4 + DEPTH_UNSHUFFLE ** 2, out_channels=4, layers_per_block=1,
+    down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
+    up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
+    block_out_channels=(64, 128, 128), cross_attention_dim=64, attention_head_dim=8, norm_num_groups=32,
+)
+
+TEXT_CONFIG = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                   max_position_embeddings=MAX_TOKENS, projection_dim=64)
+
+SCHEDULER_CONFIG = dict(num_train_timesteps=1000, beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
+                        clip_sample=False, set_alpha_to_one=False, prediction_type="epsilon", steps_offset=1)
+
+
+def domain_vocabulary() -> list[str]:
+    """Every word the embedded prompts use (rooms, colours, shapes, articles), sorted."""
+    from backends.synth.scene import COLORS, ROOMS, SHAPES
+
+    words = {"a", "an", "in", ","}
+    for text in [r.prompt for r in ROOMS] + list(COLORS) + list(SHAPES):
+        words.update(split_words(text))
+    return sorted(words)
+
+
+def split_words(text: str) -> list[str]:
+    return text.lower().replace(",", " , ").split()
+
+
+def build_tokenizer(vocabulary: list[str] | None = None):
+    """A word-level ``PreTrainedTokenizerFast`` (saved and loaded like any transformers tokenizer)."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    words = list(VOCAB_SPECIAL) + (vocabulary or domain_vocabulary())
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
+    tok.post_processor = processors.TemplateProcessing(single="[BOS] $A [EOS]", special_tokens=[("[BOS]", 2), ("[EOS]", 3)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]",
+                                   eos_token="[EOS]", model_max_length=MAX_TOKENS)
+
+
+def build_text_encoder(vocab_size: int, **overrides):
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    cfg = {**TEXT_CONFIG, **overrides}
+    return CLIPTextModel(CLIPTextConfig(vocab_size=vocab_size, pad_token_id=0, bos_token_id=2, eos_token_id=3, **cfg))
+
+
+def build_vae(**overrides):
+    from diffusers import AutoencoderKL
+
+    return AutoencoderKL(**{**VAE_CONFIG, **overrides})
+
+
+def build_unet(**overrides):
+    from diffusers import UNet2DConditionModel
+
+    return UNet2DConditionModel(**{**UNET_CONFIG, **overrides})
+
+
+def encode_prompts(tokenizer, text_encoder, prompts: list[str]) -> torch.Tensor:
+    ids = tokenizer(prompts, padding="max_length", max_length=tokenizer.model_max_length, truncation=True,
+                    return_tensors="pt").input_ids
+    return text_encoder(ids.to(text_encoder.device))[0]
+
+
+def depth_channels(depth: torch.Tensor, factor: int = DEPTH_UNSHUFFLE) -> torch.Tensor:
+    """B×1×H×W depth in [0, 1] → B×factor²×H/f×W/f, centred at 0 (what the UNet's extra channels take)."""
+    return F.pixel_unshuffle(depth * 2 - 1, factor)

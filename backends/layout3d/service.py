@@ -1,0 +1,160 @@
+"""The 3D Layout capability's entry points: one call per user action, shared by tab, API, CLI and tests.
+
+* ``preview_depth(layout)`` — the cheap box-depth render of a layout (no model);
+* ``start_scene(request)`` / ``edit_scene(session, layout)`` — generators of ``ProgressEvent``
+  ending in a ``SceneResult`` (the stages so far, the new ones marked);
+* ``load_pipeline(model_id)`` — a model, loaded once per process and kept.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from backends.common.errors import InputError
+from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.seeding import check_seed
+
+from .attention import DSAConfig
+from .layout import Layout
+from .loading import EMBEDDED_DEFAULTS, SD_DEFAULTS, ModelDefaults, load_for
+from .models import DEFAULT_MODEL, MODEL_CHOICES
+from .pipeline import BuildAScenePipeline
+from .stages import METHODS, SceneSession, Stage, StageSettings
+
+_LOCK = threading.Lock()
+
+
+@dataclass
+class SceneRequest:
+    layout: Layout
+    model: str = DEFAULT_MODEL
+    seed: int = 0
+    num_inference_steps: int = 20
+    guidance_scale: float | None = None  # None: the model's default
+    method: str = "bas"
+    blend_fraction: float = 0.9
+    dsa_start_fraction: float = 0.5
+    dsa_masking: str = "multiply"
+
+    def validate(self) -> None:
+        if self.model not in MODEL_CHOICES:
+            raise InputError(f"Unknown model {self.model!r}; choose one of {', '.join(MODEL_CHOICES)}.")
+        check_seed(self.seed)
+        if self.method not in METHODS:
+            raise InputError(f"Method must be one of {', '.join(METHODS)}.")
+        if self.dsa_masking not in ("multiply", "neg_inf"):
+            raise InputError("DSA masking must be 'multiply' (the published code) or 'neg_inf'.")
+        if not 0.0 <= float(self.dsa_start_fraction) <= 1.0:
+            raise InputError("The DSA start must be a fraction of the steps between 0 and 1.")
+
+    def settings(self, defaults: ModelDefaults) -> StageSettings:
+        s = StageSettings(
+            num_inference_steps=int(self.num_inference_steps),
+            guidance_scale=float(defaults.guidance_scale if self.guidance_scale is None else self.guidance_scale),
+            seed=int(self.seed), blend_fraction=float(self.blend_fraction), method=self.method,
+            dsa=DSAConfig(start_fraction=float(self.dsa_start_fraction), masking=self.dsa_masking),
+        )
+        s.validate()
+        return s
+
+
+@dataclass
+class SceneResult:
+    stages: list[Stage]
+    new: list[int]  # indices of the stages this call made
+    model: str
+    device: str
+    seconds: float
+    vocabulary_warning: str = ""
+    summary: dict = field(default_factory=dict)
+    session: SceneSession | None = None  # keep it to run the next stage
+
+    @property
+    def last(self) -> Stage:
+        return self.stages[-1]
+
+
+@lru_cache(maxsize=2)
+def _load(model_id: str, device: str) -> tuple[BuildAScenePipeline, ModelDefaults]:
+    return load_for(model_id, device)
+
+
+def load_pipeline(model_id: str = DEFAULT_MODEL) -> tuple[BuildAScenePipeline, ModelDefaults]:
+    from backends.common.device import select_device
+
+    return _load(model_id, str(select_device()))
+
+
+def defaults_for(model_id: str) -> ModelDefaults:
+    return EMBEDDED_DEFAULTS if model_id == DEFAULT_MODEL else SD_DEFAULTS
+
+
+def unknown_words(pipe: BuildAScenePipeline, layout: Layout) -> list[str]:
+    """Words of the prompts that the model's tokenizer does not know (the embedded model's vocabulary is small)."""
+    unk = pipe.tokenizer.unk_token_id
+    if unk is None or getattr(pipe.tokenizer, "vocab_size", 10**6) > 1000:
+        return []
+    words = []
+    for text in [layout.scene_prompt] + [b.prompt for b in layout.boxes]:
+        for w in text.lower().replace(",", " ").split():
+            if pipe.tokenizer.convert_tokens_to_ids(w) == unk and w not in words:
+                words.append(w)
+    return words
+
+
+def preview_depth(layout: Layout, size: int = 256) -> np.ndarray:
+    """Near-bright box depth as an 8-bit image (what the model is conditioned on), at ``size``²."""
+    return (layout.with_size(size).depth() * 255 + 0.5).astype(np.uint8)
+
+
+def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
+    """Empty scene, then one stage per box. Yields progress, then the result (which holds the session)."""
+    request.validate()
+    t0 = time.perf_counter()
+    yield ProgressEvent(0.0, f"loading {request.model}")
+    pipe, defaults = load_pipeline(request.model)
+    session = SceneSession(pipe, request.settings(defaults), defaults.size)
+    session.model_id = request.model
+    warning = _vocab_warning(pipe, request.layout)
+    yield from _run(session, request.layout, cancel, t0, warning)
+
+
+def edit_scene(session: SceneSession, layout: Layout, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
+    """The next stage(s): insert, change, move/resize/rotate or remove boxes; earlier objects kept."""
+    if session is None or not session.stages:
+        raise InputError("Generate a scene first; the next stage builds on it.")
+    yield from _run(session, layout, cancel, time.perf_counter(), _vocab_warning(session.pipe, layout))
+
+
+def _run(session: SceneSession, layout: Layout, cancel, t0, warning) -> Iterator[ProgressEvent | SceneResult]:
+    before = len(session.stages)
+    with _LOCK:  # one model, one set of attention processors: stages run one at a time
+        for item in session.edit(layout, cancel):
+            if isinstance(item, ProgressEvent):
+                preview = None if item.preview is None else session.pipe.decode(item.preview)
+                yield ProgressEvent(item.fraction, item.message, preview)
+    stages = session.stages
+    yield SceneResult(stages, list(range(before, len(stages))), getattr(session, "model_id", session.pipe.name),
+                      str(session.pipe.device), time.perf_counter() - t0, warning,
+                      {"stages": [s.summary() for s in stages], "model": getattr(session, "model_id", session.pipe.name),
+                       "settings": _settings_dict(session.settings)}, session)
+
+
+def _vocab_warning(pipe, layout: Layout) -> str:
+    words = unknown_words(pipe, layout)
+    if not words:
+        return ""
+    return (f"The model does not know the words {', '.join(repr(w) for w in words)}; it was trained on the primitive "
+            "world only (colours, shapes, rooms). Results for those words are not meaningful.")
+
+
+def _settings_dict(s: StageSettings) -> dict:
+    from dataclasses import asdict
+
+    return asdict(s)

@@ -1,0 +1,280 @@
+"""A scene built stage by stage: empty scene → insert → change / move / remove, earlier objects kept.
+
+``SceneSession`` holds the stages; ``edit`` turns a new layout into the stages that reach it (one
+change per stage, as the paper does). Every stage keeps its trajectory (the latents of every
+step), so later stages replay it instead of regenerating it:
+
+* **insert** box j: source = the last stage (its recorded keys/values serve DSA), box mask = box j;
+* **change** box j's prompt, **remove** box j, **move/resize/rotate** box j: the source is the scene
+  *without* object j — the current trajectory outside j's old box, and inside it the trajectory
+  the object was inserted into — so nothing of the old object leaks through DSA; a move also
+  cuts the object out, warps it by its 3D box correspondence, DDIM-inverts the composite with the
+  new depth and copies those latents inside the warped object for the blended steps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy import ndimage
+
+from backends.common.errors import InputError
+from backends.common.progress import CancelToken, ProgressEvent
+
+from .attention import DSAConfig, cross_attention_map
+from .layout import Layout
+from .move import match_boxes, segment_object, warp_object
+from .pipeline import BuildAScenePipeline, StageCache, StageOutput, StepPreview
+
+METHODS = ("bas", "masactrl", "blend")
+
+
+@dataclass
+class StageSettings:
+    num_inference_steps: int = 20
+    guidance_scale: float = 7.5
+    seed: int = 0
+    blend_fraction: float = 0.9
+    dsa: DSAConfig = field(default_factory=DSAConfig)
+    method: str = "bas"  # Build-A-Scene | MasaCtrl mutual self-attention (no blending) | blending alone
+    source_kv: str = "cache"
+    inversion_guidance: float | None = None  # None: the generation's guidance (the reference)
+    hole_dilation: int = 1  # latent pixels added around an old box when its object is taken out
+
+    def validate(self) -> None:
+        if not 1 <= int(self.num_inference_steps) <= 200:
+            raise InputError("Steps must be between 1 and 200.")
+        if not 0.0 <= float(self.guidance_scale) <= 30.0:
+            raise InputError("Guidance scale must be between 0 and 30.")
+        if not 0.0 <= float(self.blend_fraction) <= 1.0:
+            raise InputError("The blended fraction of steps must be between 0 and 1.")
+        if self.method not in METHODS:
+            raise InputError(f"Method must be one of {', '.join(METHODS)}.")
+
+
+@dataclass
+class Stage:
+    index: int
+    action: str  # human-readable: "empty scene", "insert box 1: a red cube", ...
+    kind: str  # empty | insert | change | move | remove
+    layout: Layout
+    image: np.ndarray
+    depth: np.ndarray
+    cache: StageCache
+    box_index: int | None
+    box_mask: np.ndarray | None  # the edited box (its new place)
+    object_mask: np.ndarray | None  # the edited object's pixels
+    source_latents: list[torch.Tensor] | None  # the trajectory this stage was blended into
+    source_image: np.ndarray | None
+    created: dict[int, int]  # box index → the stage that last (re)created its object
+    seconds: float
+
+    def summary(self) -> dict:
+        return {"stage": self.index, "action": self.action, "kind": self.kind, "box": self.box_index,
+                "seconds": round(self.seconds, 3), "layout": self.layout.to_dict()}
+
+
+class SceneSession:
+    """The stages of one scene with one model, seed and settings."""
+
+    def __init__(self, pipe: BuildAScenePipeline, settings: StageSettings, size: int):
+        settings.validate()
+        self.pipe, self.settings, self.size = pipe, settings, size
+        self.noise = pipe.initial_noise(size, size, settings.seed)
+        self.stages: list[Stage] = []
+
+    @property
+    def last(self) -> Stage:
+        return self.stages[-1]
+
+    def go_back(self, index: int) -> Stage:
+        if not 0 <= index < len(self.stages):
+            raise InputError(f"There is no stage {index}; the scene has {len(self.stages)}.")
+        del self.stages[index + 1:]
+        return self.last
+
+    # --- planning ----------------------------------------------------------------------------
+    def plan(self, layout: Layout) -> list[tuple[str, int | None, Layout]]:
+        """The single-change stages from the current layout to ``layout``: (kind, box, layout after)."""
+        layout = layout.with_size(self.size)
+        if not self.stages:
+            steps = [("empty", None, Layout(layout.scene_prompt, (), layout.camera))]
+            for j in range(len(layout.boxes)):
+                steps.append(("insert", j, Layout(layout.scene_prompt, layout.boxes[:j + 1], layout.camera)))
+            return steps
+        cur = self.last.layout
+        if layout.scene_prompt != cur.scene_prompt:
+            raise InputError("The scene prompt changed: start a new scene (Generate) to change the empty scene.")
+        steps, boxes = [], list(cur.boxes)
+        for j in range(min(len(boxes), len(layout.boxes))):
+            old, new = boxes[j], layout.boxes[j]
+            if old == new:
+                continue
+            kind = "change" if (old.center, old.size, old.yaw_deg) == (new.center, new.size, new.yaw_deg) else "move"
+            if kind == "move" and old.prompt != new.prompt:
+                boxes[j] = replace(old, prompt=new.prompt)
+                steps.append(("change", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
+            boxes[j] = new
+            steps.append((kind, j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
+        for j in range(len(boxes) - 1, len(layout.boxes) - 1, -1):  # removed boxes, from the end
+            del boxes[j]
+            steps.append(("remove", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
+        for j in range(len(boxes), len(layout.boxes)):
+            boxes.append(layout.boxes[j])
+            steps.append(("insert", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
+        return steps
+
+    def edit(self, layout: Layout, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | list[Stage]]:
+        """Run the stages that reach ``layout``; yields progress (with previews), then the new stages."""
+        plan = self.plan(layout)
+        if not plan:
+            raise InputError("Nothing changed: add, move, resize or re-prompt a box first.")
+        new: list[Stage] = []
+        for k, (kind, j, target) in enumerate(plan):
+            lo, hi = k / len(plan), (k + 1) / len(plan)
+            label = _action(kind, j, target)
+            work = getattr(self, f"_{kind}")(target, j)
+            for item in work:
+                if cancel is not None:
+                    cancel.raise_if_cancelled()
+                if isinstance(item, Stage):
+                    self.stages.append(item)
+                    new.append(item)
+                elif isinstance(item, StepPreview):
+                    yield ProgressEvent(lo + (hi - lo) * item.step / item.total,
+                                        f"stage {len(self.stages)}: {label} — step {item.step}/{item.total}",
+                                        item.x0)
+        yield new
+
+    # --- the stage kinds ---------------------------------------------------------------------
+    def _run(self, prompt, layout, **kw) -> Iterator[StepPreview | StageOutput]:
+        s = self.settings
+        depth = _tensor(layout.depth())
+        return self.pipe.stage(prompt, depth.to(self.pipe.device), self.noise, num_inference_steps=s.num_inference_steps,
+                               guidance_scale=s.guidance_scale, dsa=s.dsa, blend_fraction=s.blend_fraction,
+                               source_kv=s.source_kv, **kw)
+
+    def _empty(self, layout: Layout, j):
+        t0 = time.perf_counter()
+        out = yield from _drain(self._run(layout.scene_prompt, layout))
+        yield Stage(0, "empty scene", "empty", layout, out.image, layout.depth(), out.cache, None, None, None, None, None,
+                    {}, time.perf_counter() - t0)
+
+    def _insert(self, layout: Layout, j: int):
+        t0 = time.perf_counter()
+        prev = self.last
+        mask = layout.box_mask(j)
+        mode = {"bas": "dsa", "masactrl": "mutual", "blend": "blend"}[self.settings.method]
+        out = yield from _drain(self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
+                                          mode=mode))
+        created = {**prev.created, j: len(self.stages)}
+        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, out.image, prev.image)
+        yield Stage(len(self.stages), _action("insert", j, layout), "insert", layout, out.image, layout.depth(), out.cache,
+                    j, mask, obj, prev.cache.latents, prev.image, created, time.perf_counter() - t0)
+
+    def _without(self, j: int, dilation: int | None = None) -> tuple[list[torch.Tensor], np.ndarray, Layout]:
+        """The current trajectory with object j taken out, its image, and the layout without box j."""
+        cur = self.last
+        born = self.stages[cur.created[j]]
+        hole = _tensor(_dilate(cur.layout.box_mask(j), 2))
+        lat_hole = F.interpolate(hole, size=self.noise.shape[-2:], mode="bilinear", align_corners=False)
+        d = self.settings.hole_dilation if dilation is None else dilation
+        if d > 0:
+            lat_hole = F.max_pool2d(lat_hole, 2 * d + 1, stride=1, padding=d)
+        lat_hole = lat_hole.to(self.pipe.device, self.pipe.dtype)
+        traj = [(1 - lat_hole) * a + lat_hole * b for a, b in zip(cur.cache.latents, born.source_latents, strict=True)]
+        rest = tuple(b for i, b in enumerate(cur.layout.boxes) if i != j)
+        return traj, self.pipe.decode(traj[-1]), Layout(cur.layout.scene_prompt, rest, cur.layout.camera)
+
+    def _source_without(self, j: int) -> tuple[StageCache, np.ndarray]:
+        traj, image, rest = self._without(j)
+        cache = StageCache(rest.boxes[-1].prompt if rest.boxes else rest.scene_prompt, _tensor(rest.depth()).to(self.pipe.device),
+                           traj, {}, self.settings.guidance_scale)
+        return cache, image
+
+    def _change(self, layout: Layout, j: int, kind: str = "change"):
+        t0 = time.perf_counter()
+        cur = self.last
+        source, bg = self._source_without(j)
+        mask = layout.box_mask(j)
+        out = yield from _drain(self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
+                                          mode="dsa", record=True))
+        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, out.image, bg)
+        yield Stage(len(self.stages), _action(kind, j, layout), kind, layout, out.image, layout.depth(), out.cache, j, mask,
+                    obj, source.latents, bg, {**cur.created, j: len(self.stages)}, time.perf_counter() - t0)
+
+    def _remove(self, layout: Layout, j: int):
+        """Take object j out: the scene without it, harmonised by the free last steps."""
+        t0 = time.perf_counter()
+        cur = self.last
+        old_mask = cur.layout.box_mask(j)
+        source, bg = self._source_without(j)
+        out = yield from _drain(self._run(layout.scene_prompt, layout, source=source,
+                                          box_mask=_tensor(np.zeros_like(old_mask)), mode="blend"))
+        created = {(i if i < j else i - 1): s for i, s in cur.created.items() if i != j}
+        yield Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, out.image, layout.depth(),
+                    out.cache, None, old_mask, None, source.latents, bg, created, time.perf_counter() - t0)
+
+    def _move(self, layout: Layout, j: int):
+        t0 = time.perf_counter()
+        cur = self.last
+        old_box, new_box = cur.layout.boxes[j], layout.boxes[j]
+        old_mask, old_pts = cur.layout.box_render(j)
+        new_mask, new_pts = layout.box_render(j)
+        born = self.stages[cur.created[j]]
+        obj = born.object_mask if born.object_mask is not None else old_mask
+        source, bg = self._source_without(j)
+        try:
+            corr = match_boxes(old_box, old_mask, old_pts, new_box, new_mask, new_pts, keep=obj)
+            composite, warped = warp_object(cur.image, obj, bg, corr)
+        except ValueError as e:
+            raise InputError(f"Cannot move box {j + 1}: {e}.") from None
+        s = self.settings
+        inv_g = s.guidance_scale if s.inversion_guidance is None else s.inversion_guidance
+        depth = _tensor(layout.depth()).to(self.pipe.device)
+        inverted = self.pipe.invert(composite, new_box.prompt, depth, num_inference_steps=s.num_inference_steps,
+                                    guidance_scale=inv_g)
+        out = yield from _drain(self._run(new_box.prompt, layout, source=source, box_mask=_tensor(new_mask), mode="dsa",
+                                          copy_latents=inverted, copy_mask=_tensor(warped)))
+        yield Stage(len(self.stages), _action("move", j, layout), "move", layout, out.image, layout.depth(), out.cache, j,
+                    new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
+                    time.perf_counter() - t0)
+
+    def _segment(self, cache: StageCache, prompt: str, box_mask, image, before) -> np.ndarray:
+        try:
+            attn = cross_attention_map(cache.cross_maps, self.pipe.token_index(prompt), box_mask.shape).cpu().numpy()
+        except ValueError:
+            attn = box_mask.astype(np.float32)
+        return segment_object(attn, box_mask, image, before)
+
+
+def _drain(gen) -> Iterator[StepPreview]:
+    """Re-yield the previews of a ``pipe.stage`` generator and return its ``StageOutput``."""
+    out = None
+    for item in gen:
+        if isinstance(item, StageOutput):
+            out = item
+        else:
+            yield item
+    return out
+
+
+def _tensor(mask_or_depth: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(mask_or_depth, dtype=np.float32))[None, None]
+
+
+def _dilate(mask: np.ndarray, r: int) -> np.ndarray:
+    return ndimage.binary_dilation(mask, np.ones((2 * r + 1, 2 * r + 1), bool)) if r > 0 else mask
+
+
+def _action(kind: str, j: int | None, layout: Layout) -> str:
+    if kind == "empty":
+        return f"empty scene: {layout.scene_prompt}"
+    verb = {"insert": "insert", "change": "change", "move": "move", "remove": "remove"}[kind]
+    prompt = layout.boxes[j].prompt if j is not None and j < len(layout.boxes) else ""
+    return f"{verb} box {j + 1}" + (f": {prompt}" if prompt and kind != "remove" else "")

@@ -1,0 +1,39 @@
+"""Loading the published stack's classes (tiny random configs) and the LooseControl LoRA merge."""
+
+import pytest
+import torch
+
+from backends.layout3d.loading import load_sd_controlnet, merge_attn_procs_lora
+
+from .conftest import tiny_pipeline
+
+
+def test_attn_procs_lora_merge_changes_only_the_targeted_projections():
+    pipe = tiny_pipeline(controlnet=True)
+    cn = pipe.controlnet
+    name = next(n for n in cn.attn_processors if n.endswith("attn1.processor"))
+    prefix = name
+    lin = dict(cn.named_modules())[name.removesuffix(".processor") + ".to_q"]
+    before = lin.weight.clone()
+    other = dict(cn.named_modules())[name.removesuffix(".processor") + ".to_k"].weight.clone()
+    r, d = 2, lin.weight.shape[1]
+    down, up = torch.randn(r, d), torch.randn(lin.weight.shape[0], r)
+    n = merge_attn_procs_lora(cn, {f"{prefix}.to_q_lora.down.weight": down, f"{prefix}.to_q_lora.up.weight": up})
+    assert n == 1
+    assert torch.allclose(lin.weight, before + up @ down, atol=1e-5)
+    assert torch.equal(dict(cn.named_modules())[name.removesuffix(".processor") + ".to_k"].weight, other)
+    with pytest.raises(ValueError):
+        merge_attn_procs_lora(cn, {"nonsense.weight": down})
+
+
+def test_sd_controlnet_folder_layout_loads(tmp_path):
+    """The same folder layout as SD 1.5 + a depth ControlNet, at tiny sizes."""
+    pipe = tiny_pipeline(controlnet=True)
+    for part in ("vae", "unet", "text_encoder", "tokenizer"):
+        getattr(pipe, part).save_pretrained(tmp_path / "sd" / part)
+    pipe.controlnet.save_pretrained(tmp_path / "cn")
+    loaded = load_sd_controlnet(tmp_path / "sd", tmp_path / "cn")
+    assert loaded.controlnet is not None and loaded.prompt_prefix.startswith("4k")
+    noise = loaded.initial_noise(32, 32, 0)
+    out = loaded.generate("a red cube", torch.rand(1, 1, 32, 32), noise, num_inference_steps=2, guidance_scale=7.5)
+    assert out.image.shape == (32, 32, 3)
