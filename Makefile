@@ -8,7 +8,7 @@ APT_PACKAGES := libgl1 libgomp1 libusb-1.0-0 ffmpeg chromium
 TORCH := torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps demo test lint bench clean
+.PHONY: setup system-deps demo test lint bench vendor clean
 
 setup: system-deps $(STAMP)
 
@@ -44,6 +44,10 @@ test: setup lint
 
 bench: setup
 	@for b in bench/[a-z]*.py; do m=$$(basename $$b .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m --quick || exit 1; done
+
+# Re-vendor three.js (for the 3D Layout box editor) from the npm registry; the files are committed.
+vendor:
+	./scripts/vendor_three.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

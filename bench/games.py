@@ -132,9 +132,28 @@ def ci95(xs: list[float]) -> tuple[float, float]:
     return p, half
 
 
+def avalon_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
+    """Good-side win rate for each (good agents, evil agents) pairing over the same seeded deals (5 players)."""
+    from backends.games.avalon import AvalonConfig, AvalonGame
+    from backends.games.avalon_agents import RuleAgent, play_avalon
+    from backends.games.avalon_search import SearchAgent
+
+    kinds = {"rule": lambda i: RuleAgent(seed + i), "search": lambda i: SearchAgent(seed + i, worlds=worlds)}
+    out = {}
+    for good, evil in (("rule", "rule"), ("search", "rule"), ("rule", "search")):
+        wins = []
+        for g_seed in range(seed, seed + games):
+            game = AvalonGame.new(AvalonConfig(5, discussion=False), seed=g_seed)
+            play_avalon(game, {i: kinds[good if game.side(i) == "good" else evil](i) for i in range(5)})
+            wins.append(float(game.winner == "good"))
+        out[f"{good}-good vs {evil}-evil"] = ci95(wins)
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="GOPS-6, few games")
+    p.add_argument("--avalon-games", type=int, help="Avalon games per pairing (default 200; quick 20)")
     args = p.parse_args(argv)
     n_cards, games, speed_s = (6, 20, 1.0) if args.quick else (13, 200, 5.0)
     ours_sims = 300
@@ -157,6 +176,12 @@ def main(argv=None) -> int:
     print(markdown_table(["agent vs OpenSpiel MCTSBot", f"win rate (GOPS-{n_cards}, {games} games)", "95% CI ±",
                           "time / move (s)", "peer simulations / move"],
                          [[k, v[0], v[1], seconds_per_move, peer_sims] for k, v in play.items()]))
+    avalon = avalon_win_rates(args.avalon_games or (20 if args.quick else 200), worlds=8 if args.quick else 16)
+    print()
+    print(markdown_table(["Avalon, 5 players, no discussion", "good-side win rate", "95% CI ±"],
+                         [[k, v[0], v[1]] for k, v in avalon.items()]))
+    good_vs_rule = avalon["search-good vs rule-evil"][0]
+    evil_vs_rule = 1.0 - avalon["rule-good vs search-evil"][0]
     best = play["MCTS + baseline heuristic (ours)"]
     path = write_results("games", {
         "quick": args.quick, "num_cards": n_cards, "games": games,
@@ -166,11 +191,17 @@ def main(argv=None) -> int:
         "gops_win_rate_vs_openspiel_mcts": best[0], "gops_win_rate_ci95": best[1],
         "random_win_rate_vs_openspiel_mcts": play["random"][0],
         "strategy": "hand-written baseline heuristic (no LLM-improved strategy in this run)",
-        "not_measured": ["avalon_good_win_rate_vs_rule", "avalon_evil_win_rate_vs_rule (Avalon search agents pending)",
-                         "GOPS-5 payoff vs CFR near-Nash", "STRATEGIST vs beam (needs an LLM endpoint)"],
+        "avalon_good_win_rate_vs_rule": good_vs_rule, "avalon_evil_win_rate_vs_rule": evil_vs_rule,
+        "avalon_rule_vs_rule_good_win_rate": avalon["rule-good vs rule-evil"][0],
+        "avalon": {k: {"good_win_rate": v[0], "ci95": v[1]} for k, v in avalon.items()},
+        "avalon_agents": "search = determinized Monte-Carlo search over the belief (backends/games/avalon_search.py); "
+                         "no LLM discussion in this run",
+        "not_measured": ["GOPS-5 payoff vs CFR near-Nash", "STRATEGIST vs beam (needs an LLM endpoint)",
+                         "Avalon with LLM discussion (needs an LLM endpoint)"],
     })
     print(f"games: playouts/s ratio {ours_po / peer_po:.1f}×, sims/s ratio {ours_sp / peer_sp:.2f}×, "
-          f"MCTS+baseline wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; wrote {path.name}")
+          f"MCTS+baseline wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; Avalon search agents "
+          f"win {good_vs_rule:.0%} as good / {evil_vs_rule:.0%} as evil vs rule agents; wrote {path.name}")
     return 0
 
 

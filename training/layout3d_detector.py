@@ -41,8 +41,28 @@ def scene_of(seed: int) -> Scene:
     return random_layout_scene(rng, n)
 
 
-def crops_of(split: str, n_scenes: int, data_dir: Path, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    data = cached_split(split, data_dir)
+@torch.no_grad()
+def vae_roundtrip(images: np.ndarray, vae_dir: Path, batch: int = 64) -> np.ndarray:
+    """The images as the generator's decoder renders them (encode → decode with the embedded VAE)."""
+    from diffusers import AutoencoderKL
+
+    vae = AutoencoderKL.from_pretrained(vae_dir).eval()
+    out = []
+    for i in range(0, len(images), batch):
+        x = torch.from_numpy(images[i:i + batch]).permute(0, 3, 1, 2).float() / 127.5 - 1
+        r = vae.decode(vae.encode(x).latent_dist.mean).sample.clamp(-1, 1)
+        out.append(((r + 1) * 127.5 + 0.5).clamp(0, 255).byte().permute(0, 2, 3, 1).numpy())
+    return np.concatenate(out)
+
+
+def crops_of(split: str, n_scenes: int, data_dir: Path, seed: int, vae_dir: Path | None = None,
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+    data = dict(cached_split(split, data_dir))
+    if vae_dir is not None:  # half the scenes as the decoder renders them
+        k = min(n_scenes, len(data["images"]))
+        rec = vae_roundtrip(data["images"][:k:2], vae_dir)
+        data["images"] = data["images"].copy()
+        data["images"][:k:2] = rec
     seeds = SPLITS[split]
     rng = np.random.default_rng(seed)
     xs, ys = [], []
@@ -88,12 +108,15 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--data-dir", type=Path, default=ROOT / "training" / "data")
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "layout3d-detector")
+    p.add_argument("--vae", type=Path, default=None,
+                   help="embedded VAE folder: also train on (and validate with) its reconstructions")
     args = p.parse_args(argv)
     seed_everything(args.seed)
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    x, y = crops_of("train", args.scenes, args.data_dir, args.seed)
+    x, y = crops_of("train", args.scenes, args.data_dir, args.seed, args.vae)
     xv, yv = crops_of("val", 1000, args.data_dir, args.seed + 1)
+    xr, yr = crops_of("val", 1000, args.data_dir, args.seed + 1, args.vae) if args.vae else (None, None)
     print(f"{len(x)} train crops, {len(xv)} val crops in {time.time() - t0:.0f} s", flush=True)
     net = build_detector()
     opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
@@ -116,9 +139,10 @@ def main(argv=None) -> None:
     with torch.no_grad():
         acc = float((net(xv).argmax(-1) == yv).float().mean())
         acc_blur = float((net(blur(xv, torch.Generator().manual_seed(1))).argmax(-1) == yv).float().mean())
+        acc_vae = float((net(xr).argmax(-1) == yr).float().mean()) if xr is not None else None
     net.save(args.out)
     metrics = {"val_accuracy": round(acc, 4), "val_accuracy_blurred": round(acc_blur, 4), "train_crops": len(x),
-               "val_crops": len(xv), "classes": len(CLASSES), "steps": steps, "minutes": round((time.time() - t0) / 60, 1)}
+               "val_crops": len(xv), "val_accuracy_half_vae_decoded": acc_vae and round(acc_vae, 4), "classes": len(CLASSES), "steps": steps, "minutes": round((time.time() - t0) / 60, 1)}
     (args.out / "metrics.json").write_text(json.dumps(metrics, indent=1))
     print(json.dumps(metrics))
 

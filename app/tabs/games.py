@@ -70,7 +70,7 @@ def _chat(match) -> list[gr.ChatMessage]:
             out.append(gr.ChatMessage(role="user" if mine else "assistant", content=f"**{line['speaker']}:** {line['text']}"))
         else:
             out.append(gr.ChatMessage(role="assistant", content=line["text"], metadata={"title": line["speaker"]}
-                                      if line["kind"] == "end" else None))
+                                      if line["kind"] in ("end", "reasoning") else None))
     return out
 
 
@@ -146,6 +146,8 @@ def build(demo: gr.Blocks) -> None:
             av_role = gr.Dropdown(["random", *ROLES], value="Servant", label="Your role")
             av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
             av_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule")],
+                                 value="search", label="Agents", elem_id="avalon-agents")
             av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
         av_info = gr.Markdown(elem_id="avalon-info")
         chat = gr.Chatbot(label="Table", height=420, elem_id="avalon-chat")
@@ -179,8 +181,8 @@ def build(demo: gr.Blocks) -> None:
         return avalon.AvalonMatch.from_json(state_json)
 
     @user_errors
-    def av_on_new(players, role, discussion, seed_v):
-        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), int(seed_v or 0))
+    def av_on_new(players, role, discussion, seed_v, agents_v):
+        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), int(seed_v or 0), agents_v)
         return _avalon_outputs(avalon.new_match(req))
 
     def av_action(kind):
@@ -205,7 +207,7 @@ def build(demo: gr.Blocks) -> None:
         with open(path, encoding="utf-8") as f:
             return _avalon_outputs(avalon.AvalonMatch.from_json(f.read()))
 
-    av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed], outputs=av_outputs,
+    av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed, av_agents], outputs=av_outputs,
                  api_name="avalon_new")
     say_btn.click(av_action("speak"), inputs=[av_state, say], outputs=av_outputs, api_name="avalon_say").then(
         lambda: "", outputs=say, api_visibility="private")

@@ -8,7 +8,7 @@ client or an uploaded log all carry the same plain data, and every action is re-
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from backends.common.seeding import check_seed
 
 from .avalon import AvalonConfig, AvalonGame
 from .avalon_agents import RuleAgent
+from .avalon_search import SearchAgent
+
+AGENT_KINDS = ("search", "rule")
 
 ROLE_NAMES = {"Servant": "Loyal Servant of Arthur"}
 
@@ -27,9 +30,12 @@ class AvalonMatchRequest:
     human_role: str = "Servant"  # or "random"
     discussion: bool = True
     seed: int = 0
+    agents: str = "search"  # search over the belief, or the AvalonBench-style rule agents
 
     def validate(self) -> AvalonConfig:
         check_seed(self.seed)
+        if self.agents not in AGENT_KINDS:
+            raise InputError(f"Agents must be one of {', '.join(AGENT_KINDS)}.")
         config = AvalonConfig(int(self.num_players), discussion=bool(self.discussion))
         if self.human_role != "random" and self.human_role not in config.role_list:
             raise InputError(f"Role {self.human_role!r} is not in a {self.num_players}-player game "
@@ -42,17 +48,21 @@ class AvalonMatch:
     game: AvalonGame
     human: int
     seed: int
+    agents: str = "search"
+    reasoning: list[dict] = field(default_factory=list)  # agents' private reasons, shown after the game
 
     def agent(self, seat: int) -> RuleAgent:
         # seeded by seat and game progress: replaying a log makes the same choices
-        return RuleAgent(seed=hash((self.seed, seat, len(self.game.actions))) % 2**32)
+        seed = hash((self.seed, seat, len(self.game.actions))) % 2**32
+        return SearchAgent(seed=seed, worlds=8) if self.agents == "search" else RuleAgent(seed=seed)
 
     @property
     def over(self) -> bool:
         return self.game.phase == "end"
 
     def to_json(self) -> str:
-        return json.dumps({"human": self.human, "seed": self.seed, "log": self.game.log_jsonl()})
+        return json.dumps({"human": self.human, "seed": self.seed, "agents": self.agents, "log": self.game.log_jsonl(),
+                           "reasoning": self.reasoning})
 
     @classmethod
     def from_json(cls, text: str) -> AvalonMatch:
@@ -62,7 +72,10 @@ class AvalonMatch:
             human = int(data["human"])
             if not 0 <= human < game.n:
                 raise ValueError("seat out of range")
-            return cls(game, human, int(data["seed"]))
+            agents = str(data.get("agents", "rule"))
+            if agents not in AGENT_KINDS:
+                raise ValueError(f"unknown agents {agents!r}")
+            return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])))
         except InputError:
             raise
         except (ValueError, KeyError, TypeError) as e:
@@ -76,7 +89,7 @@ def new_match(request: AvalonMatchRequest) -> AvalonMatch:
         human = int(np.random.default_rng(request.seed + 1).integers(config.num_players))
     else:
         human = game.roles.index(request.human_role)
-    match = AvalonMatch(game, human, request.seed)
+    match = AvalonMatch(game, human, request.seed, request.agents)
     run_agents(match)
     return match
 
@@ -90,7 +103,12 @@ def run_agents(match: AvalonMatch) -> None:
         if not agent_seats:
             return
         seat = agent_seats[0]
-        choice = match.agent(seat).act(game.view(seat))
+        agent = match.agent(seat)
+        choice = agent.act(game.view(seat))
+        stats = getattr(agent, "last_stats", None)
+        if stats and action != "speak":
+            match.reasoning.append({"player": seat, "action": action, "quest": game.quest, "choice": str(choice),
+                                    "stats": stats})
         _apply(game, action, seat, choice)
 
 
@@ -162,5 +180,22 @@ def transcript(match: AvalonMatch) -> list[dict]:
             roles = ", ".join(f"{k}: {r}" for k, r in e["roles"].items())
             lines.append({"speaker": "Game", "kind": "end",
                           "text": f"{e['winner'].upper()} wins — {e['reason']}. Roles: {roles}."})
+    if match.over:  # the agents' private reasoning, only once the game is over
+        for seat in sorted({r["player"] for r in match.reasoning}):
+            mine = [r for r in match.reasoning if r["player"] == seat]
+            text = "\n".join(f"- quest {r['quest'] + 1}, {r['action']} → {r['choice']}: {_stats_text(r['stats'])}"
+                              for r in mine)
+            lines.append({"speaker": f"Player {seat} ({g.roles[seat]}) — private reasoning", "kind": "reasoning",
+                          "text": text})
     return lines
+
+
+def _stats_text(stats: dict) -> str:
+    if "values" in stats:
+        top = sorted(stats["values"].items(), key=lambda kv: -kv[1])[:3]
+        return (f"searched {stats['worlds']} sampled worlds of {stats['belief_support']} consistent role assignments; "
+                f"best values " + ", ".join(f"{k}: {v:.2f}" for k, v in top))
+    if "p_merlin" in stats:
+        return "P(Merlin) " + ", ".join(f"player {k}: {v:.2f}" for k, v in stats["p_merlin"].items())
+    return str(stats)
 

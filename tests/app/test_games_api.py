@@ -40,7 +40,7 @@ def test_playing_before_a_game_exists_says_so(session):
 
 
 def test_avalon_new_game_and_out_of_turn_action(session):
-    out = session.predict(5, "Servant", False, 3, api_name="/avalon_new")
+    out = session.predict(5, "Servant", False, 3, "search", api_name="/avalon_new")
     chat, status, info = out[0], out[1], out[2]
     assert "Loyal Servant" in info and any("You are Player" in str(m) for m in chat)
     if "Vote" in status:

@@ -27,9 +27,13 @@ def play_as_human(match: AvalonMatch, rng) -> AvalonMatch:
 def test_a_servant_plays_to_the_end_and_sees_only_their_information():
     m = new_match(AvalonMatchRequest(5, "Servant", True, seed=2))
     assert m.game.roles[m.human] == "Servant"
+    assert not any(line["kind"] == "reasoning" for line in transcript(m))  # private until the game ends
     m = play_as_human(m, np.random.default_rng(0))
     lines = transcript(m)
     assert lines[1]["text"].startswith(f"You are Player {m.human}: Loyal Servant")
+    reasons = [line for line in lines if line["kind"] == "reasoning"]
+    assert reasons and "sampled worlds" in reasons[0]["text"] + "".join(r["text"] for r in reasons)
+    lines = [line for line in lines if line["kind"] != "reasoning"]
     assert lines[-1]["kind"] == "end"
     assert sum(line["kind"] == "speech" for line in lines) >= 5
     assert not any("Merlin" in line["text"] and line["kind"] == "info" and "You are" not in line["text"]
@@ -43,7 +47,8 @@ def test_actions_out_of_turn_are_refused_and_logs_round_trip():
     with pytest.raises(InputError, match=f"Now you should {want}"):
         act(m, wrong, True)
     again = AvalonMatch.from_json(m.to_json())
-    assert again.game.events == m.game.events and again.human == m.human
+    assert again.game.events == m.game.events and again.human == m.human and again.agents == m.agents
+    assert again.reasoning == m.reasoning
     with pytest.raises(InputError, match="Not an Avalon match"):
         AvalonMatch.from_json('{"human": 0}')
 
