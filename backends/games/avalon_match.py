@@ -19,7 +19,7 @@ from .avalon import AvalonConfig, AvalonGame
 from .avalon_agents import RuleAgent
 from .avalon_search import SearchAgent
 
-AGENT_KINDS = ("search", "rule")
+AGENT_KINDS = ("search", "rule", "search+llm")
 
 ROLE_NAMES = {"Servant": "Loyal Servant of Arthur"}
 
@@ -30,7 +30,7 @@ class AvalonMatchRequest:
     human_role: str = "Servant"  # or "random"
     discussion: bool = True
     seed: int = 0
-    agents: str = "search"  # search over the belief, or the AvalonBench-style rule agents
+    agents: str = "search"  # search over the belief; the AvalonBench-style rule agents; search + LLM speech
 
     def validate(self) -> AvalonConfig:
         check_seed(self.seed)
@@ -54,7 +54,9 @@ class AvalonMatch:
     def agent(self, seat: int) -> RuleAgent:
         # seeded by seat and game progress: replaying a log makes the same choices
         seed = hash((self.seed, seat, len(self.game.actions))) % 2**32
-        return SearchAgent(seed=seed, worlds=8) if self.agents == "search" else RuleAgent(seed=seed)
+        if self.agents == "rule":
+            return RuleAgent(seed=seed)
+        return SearchAgent(seed=seed, worlds=8, speaker=_speaker() if self.agents == "search+llm" else None)
 
     @property
     def over(self) -> bool:
@@ -80,6 +82,18 @@ class AvalonMatch:
             raise
         except (ValueError, KeyError, TypeError) as e:
             raise InputError(f"Not an Avalon match: {e}") from None
+
+
+def _speaker():
+    """The configured LLM (endpoint or embedded) with the default dialogue guides; replies are cached per
+    request, so replaying a game's log makes the same speeches without new LLM calls."""
+    from backends.common.settings import get_settings
+
+    from .avalon_dialogue import LLMSpeaker
+    from .llm import CachedLLM, get_llm
+
+    settings = get_settings()
+    return LLMSpeaker(CachedLLM(get_llm(settings), settings.models_dir.parent / "llm-cache" / "avalon.jsonl"))
 
 
 def new_match(request: AvalonMatchRequest) -> AvalonMatch:

