@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from backends.games.gops import GopsConfig, GopsState
-from backends.games.gops_agents import MCTSAgent, RandomAgent
+from backends.games.gops_agents import GreedyAgent, MCTSAgent, RandomAgent
 from backends.games.gops_batch import random_playouts
 from bench.report import markdown_table, write_results
 
@@ -132,6 +132,53 @@ def ci95(xs: list[float]) -> tuple[float, float]:
     return p, half
 
 
+_KEEP_ALIVE: list = []
+
+
+def cfr_policy(n_cards: int, iterations: int):
+    """OpenSpiel's CFR on turn-based GOPS (descending prizes, win/loss payoff); its average policy and
+    exploitability (the random prize order is too large a tree for CFR at 5 cards here)."""
+    ps = _pyspiel()
+    game = ps.convert_to_turn_based(ps.load_game("goofspiel", {"num_cards": n_cards, "imp_info": True,
+                                                              "points_order": "descending", "returns_type": "win_loss"}))
+    solver = ps.CFRSolver(game)
+    for _ in range(iterations):
+        solver.evaluate_and_update_policy()
+    policy = solver.average_policy()
+    _KEEP_ALIVE.append(solver)  # the C++ policy refers into the solver: keep the solver alive
+    return game, policy, float(ps.exploitability(game, policy))
+
+
+def payoff_vs_policy(agent, game, policy, n_cards: int, games: int, seed: int) -> list[float]:
+    """Our agent's win/loss payoff (+1 / 0 / −1) against a fixed OpenSpiel policy, seats alternating.
+    In the turn-based game the second mover does not see the first bid (imperfect information)."""
+    config = GopsConfig(n_cards, prize_order="descending")
+    rng = np.random.default_rng(seed)
+    out = []
+    for g in range(games):
+        me = g % 2
+        s = game.new_initial_state()
+        bids, pending = [], None
+        while not s.is_terminal():
+            player = s.current_player()
+            if player == me:
+                ours = GopsState.new(config)
+                for b0, b1 in bids:
+                    ours = ours.apply(b0, b1)
+                a = agent.act(ours, me, rng) - 1
+            else:
+                probs = policy.action_probabilities(s)
+                acts, p = zip(*probs.items(), strict=True)
+                a = int(rng.choice(acts, p=np.asarray(p) / sum(p)))
+            s.apply_action(a)
+            if player == 0:
+                pending = a + 1
+            else:
+                bids.append((pending, a + 1))
+        out.append(float(s.returns()[me]))
+    return out
+
+
 def avalon_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
     """Good-side win rate for each (good agents, evil agents) pairing over the same seeded deals (5 players)."""
     from backends.games.avalon import AvalonConfig, AvalonGame
@@ -176,6 +223,16 @@ def main(argv=None) -> int:
     print(markdown_table(["agent vs OpenSpiel MCTSBot", f"win rate (GOPS-{n_cards}, {games} games)", "95% CI ±",
                           "time / move (s)", "peer simulations / move"],
                          [[k, v[0], v[1], seconds_per_move, peer_sims] for k, v in play.items()]))
+    cfr_iters = 200 if args.quick else 1000
+    cfr_game, cfr_pol, expl = cfr_policy(5, cfr_iters)
+    cfr_games = 40 if args.quick else 400
+    cfr = {name: payoff_vs_policy(agent, cfr_game, cfr_pol, 5, cfr_games, seed=3)
+           for name, agent in (("MCTS + baseline heuristic (ours)", MCTSAgent(simulations=200)),
+                               ("greedy (bid the prize)", GreedyAgent()), ("random", RandomAgent()))}
+    print()
+    print(markdown_table([f"GOPS-5 (descending prizes) vs CFR near-Nash ({cfr_iters} iterations, exploitability "
+                          f"{expl:.3f})", f"mean payoff (+1 win / −1 loss, {cfr_games} games)", "95% CI ±"],
+                         [[k, float(np.mean(v)), 1.96 * float(np.std(v)) / math.sqrt(len(v))] for k, v in cfr.items()]))
     avalon = avalon_win_rates(args.avalon_games or (20 if args.quick else 200), worlds=8 if args.quick else 16)
     print()
     print(markdown_table(["Avalon, 5 players, no discussion", "good-side win rate", "95% CI ±"],
@@ -191,12 +248,15 @@ def main(argv=None) -> int:
         "gops_win_rate_vs_openspiel_mcts": best[0], "gops_win_rate_ci95": best[1],
         "random_win_rate_vs_openspiel_mcts": play["random"][0],
         "strategy": "hand-written baseline heuristic (no LLM-improved strategy in this run)",
+        "gops5_cfr": {"iterations": cfr_iters, "exploitability": expl, "games": cfr_games,
+                      "payoff_vs_cfr": {k: float(np.mean(v)) for k, v in cfr.items()},
+                      "note": "descending prize order (CFR on the random-order tree does not fit this machine)"},
         "avalon_good_win_rate_vs_rule": good_vs_rule, "avalon_evil_win_rate_vs_rule": evil_vs_rule,
         "avalon_rule_vs_rule_good_win_rate": avalon["rule-good vs rule-evil"][0],
         "avalon": {k: {"good_win_rate": v[0], "ci95": v[1]} for k, v in avalon.items()},
         "avalon_agents": "search = determinized Monte-Carlo search over the belief (backends/games/avalon_search.py); "
                          "no LLM discussion in this run",
-        "not_measured": ["GOPS-5 payoff vs CFR near-Nash", "STRATEGIST vs beam (needs an LLM endpoint)",
+        "not_measured": ["STRATEGIST vs beam (needs an LLM endpoint)",
                          "Avalon with LLM discussion (needs an LLM endpoint)"],
     })
     print(f"games: playouts/s ratio {ours_po / peer_po:.1f}×, sims/s ratio {ours_sp / peer_sp:.2f}×, "
