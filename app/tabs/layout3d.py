@@ -15,7 +15,7 @@ from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
-from backends.layout3d.layout import MAX_BOXES, Layout
+from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
 from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES
 from backends.synth.scene import ROOMS
 
@@ -181,8 +181,8 @@ def build(demo: gr.Blocks) -> None:
             scene_prompt = gr.Dropdown([r.prompt for r in ROOMS], value=DEFAULT_LAYOUT["scene_prompt"],
                                        allow_custom_value=True, label="Scene (the empty-scene prompt)",
                                        elem_id="l3d-scene")
-            table = gr.Dataframe(headers=COLUMNS, datatype=["str"] + ["number"] * 7, column_count=(8, "fixed"),
-                                 row_count=(0, "dynamic"), interactive=True, label=f"Boxes (metres, z up; ≤ {MAX_BOXES})",
+            table = gr.Dataframe(headers=COLUMNS, datatype=["str"] + ["number"] * 7, column_count=8,
+                                 interactive=True, label=f"Boxes (metres, z up; ≤ {MAX_BOXES})",
                                  elem_id="l3d-table")
             with gr.Accordion("Layout JSON (edit, paste, load)", open=True):
                 layout_json = gr.Textbox(layout_text(DEFAULT_LAYOUT), lines=4, max_lines=10,
@@ -230,8 +230,6 @@ def build(demo: gr.Blocks) -> None:
             layout = Layout.from_json(text)
         except InputError as e:
             return gr.update(), gr.update(), f"⚠️ {e}", gr.update()
-        from backends.layout3d.service import preview_depth
-
         d = preview_depth(layout, 240)
         msg = f"{len(layout.boxes)} box(es) · valid layout"
         return layout_rows(layout), d, msg, layout.scene_prompt

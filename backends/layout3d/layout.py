@@ -140,3 +140,9 @@ def _parse_box(i: int, b) -> Box:
 def box_on_floor(prompt: str, x: float, y: float, size: tuple[float, float, float], yaw_deg: float = 0.0) -> Box:
     """A box standing on the floor at (x, y)."""
     return Box(prompt, (float(x), float(y), size[2] / 2), tuple(float(s) for s in size), float(yaw_deg))
+
+
+def preview_depth(layout: Layout, size: int = 256) -> np.ndarray:
+    """Near-bright box depth as an 8-bit image (what the model is conditioned on), at ``size``² — cheap,
+    no model involved, so the editor can show it live."""
+    return (layout.with_size(size).depth() * 255 + 0.5).astype(np.uint8)

@@ -7,6 +7,25 @@ _SD_FILES = ("model_index.json", "unet/config.json", "vae/config.json", "text_en
 
 SPECS = [
     ModelSpec(
+        id="layout3d-embedded", capability="layout3d", kind="bas-embedded", source="embedded",
+        location="layout3d-embedded",
+        files=("scheduler/scheduler_config.json", "text_encoder/config.json", "text_encoder/model.safetensors", "tokenizer/tokenizer.json", "tokenizer/tokenizer_config.json", "unet/config.json", "unet/diffusion_pytorch_model.safetensors", "vae/config.json", "vae/diffusion_pytorch_model.safetensors"),
+        sha256={
+    "scheduler/scheduler_config.json": "28d1a009dfa466938be057413130d37105fb555c44c7c403af4cbdb4c3194f5c",
+    "text_encoder/config.json": "ca83afa892c506fdd1de80d1288066f14ddbb6a29157ebc731a9caae0d0fff59",
+    "text_encoder/model.safetensors": "ce9d506078c36b7d9726fe4ca17650470a3f5f2a13cabb3e44949c61c47a9e9e",
+    "tokenizer/tokenizer.json": "0947282186a983607621e57d3bff59252a3237cf21a62b45a7333a296e312b2c",
+    "tokenizer/tokenizer_config.json": "ae28a7637befd687dac2c4bd5e6891bc6190de7cd5d6b442b437ce96194d4fe4",
+    "unet/config.json": "18ad02eef7f889be51f0a43b0b227c095a66d6d3239d0828c2dfec641b202820",
+    "unet/diffusion_pytorch_model.safetensors": "53d55a1be48d833a85020ca52e6834200442cc2198deae88e407322d6130f6ba",
+    "vae/config.json": "f933f7e052c6ad9424cc5c84f85e60808ab7c2a507fb256ea2de71a0e5378bda",
+    "vae/diffusion_pytorch_model.safetensors": "064e72e7a0815b6e7b4199ba29b0c5ebb801a7b42272cd922d1fc1cd9a58d477",
+        },
+        license="Apache-2.0 (trained by this project)",
+        description=("64×64 text- and box-depth-conditioned latent diffusion model of the primitive world: "
+                     "AutoencoderKL + UNet2DConditionModel + CLIPTextModel (training/layout3d_model.py)."),
+    ),
+    ModelSpec(
         id="layout3d-detector", capability="layout3d", kind="classifier", source="embedded",
         location="layout3d-detector", files=("config.json", "model.safetensors"),
         sha256={

@@ -14,14 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import numpy as np
-
 from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent
 from backends.common.seeding import check_seed
 
 from .attention import DSAConfig
-from .layout import Layout
+from .layout import Layout, preview_depth  # noqa: F401 (part of the capability's entry points)
 from .loading import EMBEDDED_DEFAULTS, SD_DEFAULTS, ModelDefaults, load_for
 from .models import DEFAULT_MODEL, MODEL_CHOICES
 from .pipeline import BuildAScenePipeline
@@ -106,11 +104,6 @@ def unknown_words(pipe: BuildAScenePipeline, layout: Layout) -> list[str]:
             if pipe.tokenizer.convert_tokens_to_ids(w) == unk and w not in words:
                 words.append(w)
     return words
-
-
-def preview_depth(layout: Layout, size: int = 256) -> np.ndarray:
-    """Near-bright box depth as an 8-bit image (what the model is conditioned on), at ``size``²."""
-    return (layout.with_size(size).depth() * 255 + 0.5).astype(np.uint8)
 
 
 def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:

@@ -99,3 +99,21 @@ def test_games_selfplay_tournament_and_improve_without_llm(tmp_path):
     env["ICLR25_LLM_LOCAL"] = "none"  # neither an endpoint nor the embedded model
     res = run_cli("games", "improve", "--run-dir", str(tmp_path / "run"), "--iterations", "1", env=env)
     assert res.returncode == 2 and "ICLR25_LLM_BASE_URL" in res.stderr
+
+
+def test_layout3d_cli_writes_every_stage(tmp_path):
+    import json
+
+    layout = {"scene_prompt": "a green lawn under a pale blue sky",
+              "boxes": [{"prompt": "a red cube", "center": [-0.5, 1.0, 0.35], "size": [0.7, 0.7, 0.7]}]}
+    moved = {**layout, "boxes": [{**layout["boxes"][0], "center": [0.3, 1.0, 0.35]}]}
+    (tmp_path / "a.json").write_text(json.dumps(layout))
+    (tmp_path / "b.json").write_text(json.dumps(moved))
+    res = run_cli("layout3d", "--layout", str(tmp_path / "a.json"), "--stages", str(tmp_path / "b.json"),
+                  "--out", str(tmp_path / "out"), "--steps", "4")
+    assert res.returncode == 0, res.stderr
+    kinds = [json.loads(line)["kind"] for line in res.stdout.splitlines() if line.startswith("{\"stage\"")]
+    assert kinds == ["empty", "insert", "move"]
+    assert (tmp_path / "out" / "stage02.png").exists() and (tmp_path / "out" / "stages.json").exists()
+    bad = run_cli("layout3d", "--layout", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o2"))
+    assert bad.returncode == 2 and "Cannot read layout" in bad.stderr

@@ -19,6 +19,7 @@ SCENE = "a green lawn under a pale blue sky"
 def open_tab(page):
     page.get_by_role("tab", name="3D Layout").click()
     expect(page.locator("#l3d-editor canvas")).to_be_visible(timeout=30_000)
+    expect(page.locator("#l3d-layout-status")).to_contain_text("valid layout", timeout=60_000)  # loaded
 
 
 def layout_json(page) -> dict:
@@ -50,7 +51,7 @@ def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
     set_json(page, {"scene_prompt": SCENE, "boxes": []})
     add_box(page, "a red cube")
     add_box(page, "a yellow sphere")
-    expect(page.locator("#l3d-table")).to_contain_text("a yellow sphere")
+    expect(page.locator("#l3d-table")).to_contain_text("a yellow sphere", timeout=60_000)
     boxes = layout_json(page)["boxes"]
     assert [b["prompt"] for b in boxes] == ["a red cube", "a yellow sphere"]
     steps = page.locator("#l3d-steps input[type=number]")
@@ -88,8 +89,8 @@ def test_bad_layout_json_shows_a_message_and_keeps_the_editor(page):
     open_tab(page)
     good = layout_json(page)
     page.locator("#l3d-json textarea").fill('{"scene_prompt": "a room", "boxes": [{"prompt": "x", "center": [9, 0, 0]')
-    expect(page.locator("#l3d-layout-status")).to_contain_text(re.compile("not valid JSON"))
+    expect(page.locator("#l3d-layout-status")).to_contain_text(re.compile("not valid JSON"), timeout=60_000)
     page.locator("#l3d-generate").click()
     expect(page.get_by_text("not valid JSON").first).to_be_visible(timeout=30_000)
     set_json(page, good)
-    expect(page.locator("#l3d-layout-status")).to_contain_text("valid layout")
+    expect(page.locator("#l3d-layout-status")).to_contain_text("valid layout", timeout=60_000)
