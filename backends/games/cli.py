@@ -5,7 +5,8 @@
     iclr25-studio games improve --run-dir runs/gops --iterations 5 [--method beam]   (needs an LLM endpoint)
 
 Agents: random, greedy, mcts (baseline heuristic), or a path to a strategy source file (a sandboxed
-``evaluate_state`` used at the leaves of MCTS). Every game is one JSON line.
+``evaluate_state`` used at the leaves of MCTS). Every game is one JSON line. Games run serially, in
+``--workers`` local processes, or as Ray tasks with ``--ray ADDRESS`` (``local`` starts Ray here).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         q.add_argument("--simulations", type=int, default=300)
         q.add_argument("--seed", type=int, default=0)
         q.add_argument("--out", type=Path, help="write every game as a JSON line here")
+        q.add_argument("--workers", type=int, default=1, help="local worker processes")
+        q.add_argument("--ray", default=None, metavar="ADDRESS",
+                       help="run the games as Ray tasks on this cluster ('local' starts Ray here; [dist] extra)")
     ip = sub.add_parser("improve", help="run STRATEGIST iterations (resumes an existing run dir)")
     ip.add_argument("--run-dir", type=Path, required=True)
     ip.add_argument("--iterations", type=int, default=3)
@@ -47,47 +51,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ip.add_argument("--seed", type=int, default=0)
 
 
-def make_agent(spec: str, simulations: int):
-    from .gops_agents import GreedyAgent, MCTSAgent, RandomAgent
+def agent_spec(spec: str) -> tuple[str, str | None]:
+    """(name, strategy source or None): a builtin agent, or a strategy file read here (tasks carry the source)."""
+    from .gops_games import BUILTIN_AGENTS
 
-    if spec == "random":
-        return RandomAgent(), None
-    if spec == "greedy":
-        return GreedyAgent(), None
-    if spec == "mcts":
-        return MCTSAgent(simulations=simulations), None
+    if spec in BUILTIN_AGENTS:
+        return spec, None
     path = Path(spec)
     if not path.is_file():
-        raise InputError(f"Unknown agent {spec!r}: use {', '.join(AGENTS)} or a strategy file.")
-    from .gops_heuristics import sandboxed_heuristic
-    from .sandbox import SandboxedFunction
-
-    fn = SandboxedFunction(path.read_text())
-    return MCTSAgent(sandboxed_heuristic(fn), simulations=simulations, name=path.stem), fn
+        raise InputError(f"Unknown agent {spec!r}: use {', '.join(BUILTIN_AGENTS)} or a strategy file.")
+    return path.stem, path.read_text()
 
 
 def _match(a_spec: str, b_spec: str, args, out) -> float:
-    from .gops import GopsConfig, GopsState
-    from .gops_agents import play_game
+    from backends.common.parallel import run_tasks
 
-    (a, fa), (b, fb) = make_agent(a_spec, args.simulations), make_agent(b_spec, args.simulations)
-    rng = np.random.default_rng(args.seed)
-    config = GopsConfig(args.cards, args.tie_rule)
-    score = 0.0
-    try:
-        for g in range(args.games):
-            seats = (a, b) if g % 2 == 0 else (b, a)
-            names = (a_spec, b_spec) if g % 2 == 0 else (b_spec, a_spec)
-            end = play_game(seats, GopsState.new(config, seed=args.seed * 100_000 + g), rng)
-            r = (end.returns()[g % 2] + 1) / 2
-            score += r
-            if out is not None:
-                out.write(json.dumps({"p0": names[0], "p1": names[1], "scores": end.scores, "game": json.loads(end.to_json())}) + "\n")
-    finally:
-        for f in (fa, fb):
-            if f is not None:
-                f.close()
-    return score / args.games
+    from .gops_games import match_tasks, play_task, score_of
+
+    (a, a_src), (b, b_src) = agent_spec(a_spec), agent_spec(b_spec)
+    tasks = match_tasks(a, a_src, b, b_src, args.games, args.cards, args.tie_rule, args.simulations, args.seed)
+    results = run_tasks(play_task, tasks, ray_address=args.ray, workers=args.workers)
+    if out is not None:
+        for r in results:
+            out.write(json.dumps(r) + "\n")
+    return score_of(a, results)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,78 @@
+"""One GOPS game as a plain-data task, so tournaments run the same anywhere (serially, in local
+processes, or as Ray tasks: ``backends.common.parallel.run_tasks``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends.common.errors import InputError
+
+BUILTIN_AGENTS = ("random", "greedy", "mcts")
+
+
+@dataclass(frozen=True)
+class GameTask:
+    p0: str  # agent name: random | greedy | mcts | a strategy's name
+    p1: str
+    cards: int = 6
+    tie_rule: str = "discard"
+    simulations: int = 300
+    seed: int = 0
+    p0_source: str | None = None  # strategy source (an evaluate_state function) for non-builtin agents
+    p1_source: str | None = None
+
+
+def build_agent(name: str, source: str | None, simulations: int):
+    """An agent and, for strategies, its sandbox (to close)."""
+    from .gops_agents import GreedyAgent, MCTSAgent, RandomAgent
+
+    if source is None:
+        if name == "random":
+            return RandomAgent(), None
+        if name == "greedy":
+            return GreedyAgent(), None
+        if name == "mcts":
+            return MCTSAgent(simulations=simulations), None
+        raise InputError(f"Unknown agent {name!r}: use {', '.join(BUILTIN_AGENTS)} or a strategy file.")
+    from .gops_heuristics import sandboxed_heuristic
+    from .sandbox import SandboxedFunction
+
+    fn = SandboxedFunction(source)
+    return MCTSAgent(sandboxed_heuristic(fn), simulations=simulations, name=name), fn
+
+
+def play_task(task: GameTask) -> dict:
+    """Play one game; returns the names, final scores, p0's result (1 win, ½ draw, 0 loss) and the game."""
+    from .gops import GopsConfig, GopsState
+    from .gops_agents import play_game
+
+    (a, fa), (b, fb) = build_agent(task.p0, task.p0_source, task.simulations), \
+        build_agent(task.p1, task.p1_source, task.simulations)
+    try:
+        rng = np.random.default_rng(task.seed)
+        end = play_game((a, b), GopsState.new(GopsConfig(task.cards, task.tie_rule), seed=task.seed), rng)
+    finally:
+        for f in (fa, fb):
+            if f is not None:
+                f.close()
+    return {"p0": task.p0, "p1": task.p1, "scores": list(end.scores), "p0_result": (end.returns()[0] + 1) / 2,
+            "seed": task.seed, "game": json.loads(end.to_json())}
+
+
+def match_tasks(a: str, a_src: str | None, b: str, b_src: str | None, games: int, cards: int, tie_rule: str,
+                simulations: int, seed: int) -> list[GameTask]:
+    """``games`` games between a and b, seats alternating, each with its own deal."""
+    out = []
+    for g in range(games):
+        first = g % 2 == 0
+        out.append(GameTask(a if first else b, b if first else a, cards, tie_rule, simulations, seed * 100_000 + g,
+                            a_src if first else b_src, b_src if first else a_src))
+    return out
+
+
+def score_of(a: str, results: list[dict]) -> float:
+    """a's mean result over the games of a match."""
+    return float(np.mean([r["p0_result"] if r["p0"] == a else 1 - r["p0_result"] for r in results]))
