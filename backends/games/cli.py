@@ -49,6 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ip.add_argument("--games-per-pair", type=int, default=4)
     ip.add_argument("--simulations", type=int, default=16)
     ip.add_argument("--seed", type=int, default=0)
+    ip.add_argument("--workers", type=int, default=1, help="local processes for the self-play games")
+    ip.add_argument("--ray", default=None, metavar="ADDRESS", help="run the self-play games as Ray tasks")
 
 
 def agent_spec(spec: str) -> tuple[str, str | None]:
@@ -84,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
 
         args.run_dir.mkdir(parents=True, exist_ok=True)
         llm = get_llm(cache=args.run_dir / "llm_cache.jsonl")
-        run_ = StrategistRun(args.run_dir, llm, EvalSettings(args.cards, "discard", args.games_per_pair, args.simulations),
+        run_ = StrategistRun(args.run_dir, llm, EvalSettings(args.cards, "discard", args.games_per_pair, args.simulations,
+                                                            workers=args.workers, ray_address=args.ray),
                              method=args.method, seed=args.seed)
         for item in run_.run(args.iterations):
             if isinstance(item, dict):

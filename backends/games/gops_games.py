@@ -11,6 +11,7 @@ import numpy as np
 from backends.common.errors import InputError
 
 BUILTIN_AGENTS = ("random", "greedy", "mcts")
+BENCHMARK = "benchmark"  # MCTS with random-rollout leaves: STRATEGIST's fixed opponent
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,19 @@ class GameTask:
     seed: int = 0
     p0_source: str | None = None  # strategy source (an evaluate_state function) for non-builtin agents
     p1_source: str | None = None
+    p0_simulations: int | None = None  # per-seat search budgets (default: simulations)
+    p1_simulations: int | None = None
 
 
-def build_agent(name: str, source: str | None, simulations: int):
+def build_agent(name: str, source: str | None, simulations: int, rng: np.random.Generator | None = None):
     """An agent and, for strategies, its sandbox (to close)."""
     from .gops_agents import GreedyAgent, MCTSAgent, RandomAgent
 
+    if source is None and name == BENCHMARK:
+        from .gops_heuristics import random_rollout_heuristic
+
+        r = rng if rng is not None else np.random.default_rng(0)
+        return MCTSAgent(lambda st: random_rollout_heuristic(st, r), simulations=simulations, name=BENCHMARK), None
     if source is None:
         if name == "random":
             return RandomAgent(), None
@@ -45,17 +53,29 @@ def build_agent(name: str, source: str | None, simulations: int):
 
 
 def play_task(task: GameTask) -> dict:
-    """Play one game; returns the names, final scores, p0's result (1 win, ½ draw, 0 loss) and the game."""
+    """Play one game; returns the names, final scores, p0's result (1 win, ½ draw, 0 loss) and the game.
+    A strategy that fails in its sandbox ends the game with ``error`` and ``failed`` (its name) instead."""
     from .gops import GopsConfig, GopsState
     from .gops_agents import play_game
+    from .sandbox import SandboxError
 
-    (a, fa), (b, fb) = build_agent(task.p0, task.p0_source, task.simulations), \
-        build_agent(task.p1, task.p1_source, task.simulations)
+    rng = np.random.default_rng(task.seed)
+    agents = []
     try:
-        rng = np.random.default_rng(task.seed)
-        end = play_game((a, b), GopsState.new(GopsConfig(task.cards, task.tie_rule), seed=task.seed), rng)
+        for name, src, sims in ((task.p0, task.p0_source, task.p0_simulations), (task.p1, task.p1_source,
+                                                                                task.p1_simulations)):
+            try:
+                agents.append(build_agent(name, src, sims or task.simulations, rng))
+            except SandboxError as e:
+                return {"p0": task.p0, "p1": task.p1, "error": str(e), "failed": name, "seed": task.seed}
+        try:
+            end = play_game((agents[0][0], agents[1][0]), GopsState.new(GopsConfig(task.cards, task.tie_rule),
+                                                                        seed=task.seed), rng)
+        except SandboxError as e:
+            failed = task.p0 if task.p0_source is not None else task.p1
+            return {"p0": task.p0, "p1": task.p1, "error": str(e), "failed": failed, "seed": task.seed}
     finally:
-        for f in (fa, fb):
+        for _, f in agents:
             if f is not None:
                 f.close()
     return {"p0": task.p0, "p1": task.p1, "scores": list(end.scores), "p0_result": (end.returns()[0] + 1) / 2,

@@ -31,7 +31,7 @@ from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent
 
 from .gops import GopsConfig, GopsState
-from .gops_agents import MCTSAgent, play_game
+from .gops_agents import MCTSAgent
 from .gops_heuristics import (
     BASELINE_SOURCE,
     STATE_DOC,
@@ -113,6 +113,8 @@ class EvalSettings:
     games_per_pair: int = 4
     simulations: int = 16  # STRATEGIST's search budget per move
     benchmark_rollouts: int = 16
+    workers: int = 1  # local processes for the self-play games
+    ray_address: str | None = None  # or run them as Ray tasks ("local", "auto", "ray://host:10001")
 
 
 def _agent(strategy_fn, simulations: int) -> MCTSAgent:
@@ -121,40 +123,39 @@ def _agent(strategy_fn, simulations: int) -> MCTSAgent:
 
 def evaluate(strategies: list[Strategy], settings: EvalSettings, seed: int = 0) -> tuple[dict[str, float], dict[str, str]]:
     """Round-robin self-play (seats swapped) among the strategies and a benchmark MCTS with random
-    rollouts; score = mean result (win 1, draw ½). Strategies that fail in the sandbox get no score."""
+    rollouts; score = mean result (win 1, draw ½). Strategies that fail in the sandbox get no score.
+    Every game is a task (``gops_games.play_task``), run serially, in processes or on Ray."""
+    from backends.common.parallel import run_tasks
+
+    from .gops_games import BENCHMARK, GameTask, play_task
+
     rng = np.random.default_rng(seed)
     config = GopsConfig(settings.num_cards, settings.tie_rule)
-    fns, errors = {}, {}
-    for s in strategies:
+    sources, errors = {}, {}
+    for s in strategies:  # a quick probe first: broken code never reaches the games
         try:
-            fns[s.id] = SandboxedFunction(s.source, limits=SandboxLimits(seconds_per_call=1.0))
-            fns[s.id].evaluate([state_dict(GopsState.new(config, seed=0))])
+            with SandboxedFunction(s.source, limits=SandboxLimits(seconds_per_call=1.0)) as fn:
+                fn.evaluate([state_dict(GopsState.new(config, seed=0))])
+            sources[s.id] = s.source
         except SandboxError as e:
             errors[s.id] = str(e)
-            fns.pop(s.id, None)
-    players = {sid: _agent(fn, settings.simulations) for sid, fn in fns.items()}
-    players["benchmark"] = MCTSAgent(lambda st: random_rollout_heuristic(st, rng), simulations=settings.benchmark_rollouts,
-                                     name="benchmark")
-    results: dict[str, list[float]] = {k: [] for k in players}
-    ids = list(players)
-    try:
-        for i, a in enumerate(ids):
-            for b in ids[i + 1:]:
-                for g in range(settings.games_per_pair):
-                    seats = (a, b) if g % 2 == 0 else (b, a)
-                    try:
-                        end = play_game((players[seats[0]], players[seats[1]]), GopsState.new(config, seed=int(rng.integers(2**31))), rng)
-                    except SandboxError as e:
-                        bad = next(x for x in seats if x != "benchmark")
-                        errors[bad] = str(e)
-                        continue
-                    r0 = (end.returns()[0] + 1) / 2
-                    results[seats[0]].append(r0)
-                    results[seats[1]].append(1 - r0)
-    finally:
-        for fn in fns.values():
-            fn.close()
-    scores = {k: float(np.mean(v)) for k, v in results.items() if v and k != "benchmark" and k not in errors}
+    sims = {sid: settings.simulations for sid in sources} | {BENCHMARK: settings.benchmark_rollouts}
+    ids = [*sources, BENCHMARK]
+    tasks = []
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            for g in range(settings.games_per_pair):
+                p0, p1 = (a, b) if g % 2 == 0 else (b, a)
+                tasks.append(GameTask(p0, p1, settings.num_cards, settings.tie_rule, settings.simulations,
+                                      int(rng.integers(2**31)), sources.get(p0), sources.get(p1), sims[p0], sims[p1]))
+    results: dict[str, list[float]] = {k: [] for k in ids}
+    for r in run_tasks(play_task, tasks, ray_address=settings.ray_address, workers=settings.workers):
+        if "error" in r:
+            errors[r["failed"]] = r["error"]
+            continue
+        results[r["p0"]].append(r["p0_result"])
+        results[r["p1"]].append(1 - r["p0_result"])
+    scores = {k: float(np.mean(v)) for k, v in results.items() if v and k != BENCHMARK and k not in errors}
     return scores, errors
 
 

@@ -100,5 +100,10 @@ def test_views_for_the_tab(tmp_path):
     rows = library_rows(run)
     assert rows[0][4] == max(r[4] for r in rows if r[4] is not None)
     assert [c["iteration"] for c in score_curve(run)] == [0, 1]
-    child = next(r[0] for r in rows if r[3])
-    assert "+++ " + child in diff_against_parent(run.library, child)
+    children = [r[0] for r in rows if r[3]]
+    assert children
+    for child in children:  # a diff against the parent; empty only when the LLM returned the parent's code
+        s = run.library.items[child]
+        same = s.source == run.library.items[s.origin["parent"]].source
+        assert (diff_against_parent(run.library, child) == "") == same
+        assert same or "+++ " + child in diff_against_parent(run.library, child)
