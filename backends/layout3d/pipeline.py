@@ -167,8 +167,8 @@ class BuildAScenePipeline:
         timesteps = self.scheduler.timesteps
         c = self.controller
         latent_hw = tuple(noise.shape[-2:])
-        use_cache = source is not None and source_kv == "cache" and bool(source.kv) \
-            and source.guidance_scale == guidance_scale and len(source.latents) == n + 1
+        use_cache = source is not None and source_kv == "cache" and bool(source.kv) and not dsa.blend_sattn \
+            and source.guidance_scale == guidance_scale and len(source.latents) == n + 1  # blending needs h_src
         attn_mode = {"dsa": "dsa", "mutual": "mutual", "blend": "plain"}[mode] if source is not None else "plain"
         c.reset(mode="plain", config=dsa, num_steps=n, latent_hw=latent_hw,
                    mask=None if box_mask is None else box_mask.to(self.device, self.dtype))

@@ -45,6 +45,7 @@ class StageSettings:
     source_kv: str = "cache"
     inversion_guidance: float | None = None  # None: the generation's guidance (the reference)
     hole_dilation: int = 1  # latent pixels added around an old box when its object is taken out
+    move_blend_sattn: bool = True  # the reference's consistency setting: blend low-res self-attention on moves
 
     def validate(self) -> None:
         if not 1 <= int(self.num_inference_steps) <= 200:
@@ -152,11 +153,11 @@ class SceneSession:
         yield new
 
     # --- the stage kinds ---------------------------------------------------------------------
-    def _run(self, prompt, layout, **kw) -> Iterator[StepPreview | StageOutput]:
+    def _run(self, prompt, layout, dsa: DSAConfig | None = None, **kw) -> Iterator[StepPreview | StageOutput]:
         s = self.settings
         depth = _tensor(layout.depth())
         return self.pipe.stage(prompt, depth.to(self.pipe.device), self.noise, num_inference_steps=s.num_inference_steps,
-                               guidance_scale=s.guidance_scale, dsa=s.dsa, blend_fraction=s.blend_fraction,
+                               guidance_scale=s.guidance_scale, dsa=dsa or s.dsa, blend_fraction=s.blend_fraction,
                                source_kv=s.source_kv, **kw)
 
     def _empty(self, layout: Layout, j):
@@ -239,8 +240,9 @@ class SceneSession:
         depth = _tensor(layout.depth()).to(self.pipe.device)
         inverted = self.pipe.invert(composite, new_box.prompt, depth, num_inference_steps=s.num_inference_steps,
                                     guidance_scale=inv_g)
-        out = yield from _drain(self._run(new_box.prompt, layout, source=source, box_mask=_tensor(new_mask), mode="dsa",
-                                          copy_latents=inverted, copy_mask=_tensor(warped)))
+        dsa = replace(s.dsa, blend_sattn=s.dsa.blend_sattn or s.move_blend_sattn)
+        out = yield from _drain(self._run(new_box.prompt, layout, dsa=dsa, source=source, box_mask=_tensor(new_mask),
+                                          mode="dsa", copy_latents=inverted, copy_mask=_tensor(warped)))
         yield Stage(len(self.stages), _action("move", j, layout), "move", layout, out.image, layout.depth(), out.cache, j,
                     new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
                     time.perf_counter() - t0)

@@ -78,3 +78,14 @@ def test_inversion_is_aligned_with_the_sampling_steps(tiny):
     # noisier latents for earlier sampling steps
     stds = [float(x.std()) for x in lat]
     assert stds[0] != stds[-1]
+
+
+def test_low_resolution_self_attention_blending_takes_effect(tiny):
+    from backends.layout3d.attention import DSAConfig
+
+    noise = tiny.initial_noise(32, 32, 4)
+    src = tiny.generate("a green lawn", _depth(), noise, num_inference_steps=4, guidance_scale=2.0)
+    kw = dict(num_inference_steps=4, guidance_scale=2.0, source=src.cache, box_mask=_box())
+    plain = tiny.generate("a red cube", _depth(), noise, dsa=DSAConfig(), **kw)
+    blended = tiny.generate("a red cube", _depth(), noise, dsa=DSAConfig(blend_sattn=True, blend_below=1.01), **kw)
+    assert not torch.allclose(plain.latent, blended.latent)
