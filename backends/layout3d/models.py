@@ -30,7 +30,7 @@ SPECS = [
         location="layout3d-detector", files=("config.json", "model.safetensors"),
         sha256={
             "config.json": "5f1916ace0e73bb5ae3f71f2523b9bc0fd77803209601363d5afc09e45ce8689",
-            "model.safetensors": "ae0ed03b0d4641c58fe64c9ba7c880e3b93e8f358121481ba794966f810d7088",
+            "model.safetensors": "4781e35a11b533ef4103258847b225d7a875f0482244e9a7b3a5d9898e00947d",
         },
         license="Apache-2.0 (trained by this project)",
         description="Evaluation detector: shape × colour (or nothing) of a box crop (training/layout3d_detector.py).",

@@ -36,12 +36,19 @@ def test_cancel_stops_between_steps_with_reason():
 def test_cancel_from_another_thread_stops_speed_test():
     token = CancelToken()
     events = []
-    timer = threading.Timer(0.05, token.cancel)
-    timer.start()
+    started = threading.Event()
+
+    def stop_once_running():  # another thread presses Stop once the work has begun
+        started.wait(30)
+        token.cancel()
+
+    stopper = threading.Thread(target=stop_once_running)
+    stopper.start()
     with pytest.raises(Cancelled):
         for item in run_speed_test(SpeedTestRequest(size=256, repeats=1000), token):
             events.append(item)
-    timer.cancel()
+            started.set()
+    stopper.join()
     assert 0 < len(events) < 1000
 
 
