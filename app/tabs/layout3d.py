@@ -197,7 +197,7 @@ def build(demo: gr.Blocks) -> None:
                 seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed")
             with gr.Row():
                 steps = gr.Slider(2, 50, value=20, step=1, label="DDIM steps (paper: 20)", elem_id="l3d-steps")
-                guidance = gr.Slider(0, 15, value=3.0, step=0.5, label="CFG (embedded 3; SD 7.5)")
+                guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="CFG (embedded 5; SD 7.5)")
             method = gr.Radio([("Build-A-Scene (blending + DSA)", "bas"), ("MasaCtrl mutual attention", "masactrl"),
                                ("Latent blending only", "blend")], value="bas", label="Stage method")
             with gr.Accordion("Advanced (published defaults)", open=False):

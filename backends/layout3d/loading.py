@@ -30,7 +30,7 @@ class ModelDefaults:
     num_inference_steps: int = 20
 
 
-EMBEDDED_DEFAULTS = ModelDefaults(size=64, guidance_scale=3.0)
+EMBEDDED_DEFAULTS = ModelDefaults(size=64, guidance_scale=5.0)
 SD_DEFAULTS = ModelDefaults(size=512, guidance_scale=7.5)
 
 
