@@ -201,7 +201,8 @@ def build(demo: gr.Blocks) -> None:
             method = gr.Radio([("Build-A-Scene (blending + DSA)", "bas"), ("MasaCtrl mutual attention", "masactrl"),
                                ("Latent blending only", "blend")], value="bas", label="Stage method")
             with gr.Accordion("Advanced (published defaults)", open=False):
-                blend = gr.Slider(0, 1, value=0.9, step=0.05, label="Blended fraction of steps")
+                blend = gr.Slider(0, 1, value=0.95, step=0.05,
+                                  label="Blended fraction of steps (published 0.9; embedded model 0.95)")
                 dsa_start = gr.Slider(0, 1, value=0.5, step=0.05, label="DSA from this fraction of the steps")
                 masking = gr.Radio([("multiplicative (published)", "multiply"), ("−inf (ablation)", "neg_inf")],
                                    value="multiply", label="DSA key/value masking")

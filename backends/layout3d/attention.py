@@ -62,6 +62,7 @@ class AttentionController:
     source_kv: dict | None = None  # {(layer, step): (k, v)} of the source; None = source is in the batch
     record_kv: dict | None = None  # filled in plain mode from the DSA start on
     record_maps: dict | None = None  # {layer: summed cross-attention probs of the last batch row}
+    map_tokens: int = 256  # record cross-attention only in layers of this many tokens (16×16, as the reference)
 
     def reset(self, **values) -> None:
         """Back to plain attention with nothing recorded (then apply ``values``)."""
@@ -178,7 +179,7 @@ class StageAttnProcessor:
     # --- cross-attention ------------------------------------------------------------------
     def _cross(self, attn, q, k, v):
         c = self.controller
-        if c.record_maps is None:
+        if c.record_maps is None or q.shape[1] != c.map_tokens or c.step < c.start_step:
             return _attend(attn, q, k, v)
         heads = attn.heads
         qh, kh, vh = (_heads(t, heads) for t in (q, k, v))

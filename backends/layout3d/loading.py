@@ -28,9 +28,12 @@ class ModelDefaults:
     size: int
     guidance_scale: float
     num_inference_steps: int = 20
+    blend_fraction: float = 0.9  # the published default
 
 
-EMBEDDED_DEFAULTS = ModelDefaults(size=64, guidance_scale=5.0)
+# The tiny embedded model changes more in the free harmonising steps than SD does: blending 19 of 20
+# steps keeps earlier objects at 31.4 dB instead of 28.5 dB (8 bench episodes, box-1 crop PSNR).
+EMBEDDED_DEFAULTS = ModelDefaults(size=64, guidance_scale=5.0, blend_fraction=0.95)
 SD_DEFAULTS = ModelDefaults(size=512, guidance_scale=7.5)
 
 

@@ -13,11 +13,11 @@ SPECS = [
         sha256={
     "scheduler/scheduler_config.json": "28d1a009dfa466938be057413130d37105fb555c44c7c403af4cbdb4c3194f5c",
     "text_encoder/config.json": "ca83afa892c506fdd1de80d1288066f14ddbb6a29157ebc731a9caae0d0fff59",
-    "text_encoder/model.safetensors": "ce9d506078c36b7d9726fe4ca17650470a3f5f2a13cabb3e44949c61c47a9e9e",
+    "text_encoder/model.safetensors": "3eb4d909f15726ac370a96d7575c7f537603506886bed4d0bb38e030508d0e0f",
     "tokenizer/tokenizer.json": "0947282186a983607621e57d3bff59252a3237cf21a62b45a7333a296e312b2c",
     "tokenizer/tokenizer_config.json": "ae28a7637befd687dac2c4bd5e6891bc6190de7cd5d6b442b437ce96194d4fe4",
     "unet/config.json": "18ad02eef7f889be51f0a43b0b227c095a66d6d3239d0828c2dfec641b202820",
-    "unet/diffusion_pytorch_model.safetensors": "53d55a1be48d833a85020ca52e6834200442cc2198deae88e407322d6130f6ba",
+    "unet/diffusion_pytorch_model.safetensors": "e349d5928eba3ce5ccb553a0cd4b3b4d118867ce3ee7bd1c3a01415d71e22c7e",
     "vae/config.json": "f933f7e052c6ad9424cc5c84f85e60808ab7c2a507fb256ea2de71a0e5378bda",
     "vae/diffusion_pytorch_model.safetensors": "064e72e7a0815b6e7b4199ba29b0c5ebb801a7b42272cd922d1fc1cd9a58d477",
         },

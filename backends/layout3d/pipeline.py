@@ -174,6 +174,8 @@ class BuildAScenePipeline:
                    mask=None if box_mask is None else box_mask.to(self.device, self.dtype))
         c.record_kv = {} if record else None
         c.record_maps = {} if record else None
+        tokens = [n for n in (256, 1024, 64) if n <= latent_hw[0] * latent_hw[1]]  # 16×16 maps when the latent allows
+        c.map_tokens = tokens[0] if tokens else latent_hw[0] * latent_hw[1]
         embeds_t = self.embed([prompt], guidance_scale)
         embeds_pair = None
         if source is not None and not use_cache:

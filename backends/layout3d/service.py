@@ -36,7 +36,7 @@ class SceneRequest:
     num_inference_steps: int = 20
     guidance_scale: float | None = None  # None: the model's default
     method: str = "bas"
-    blend_fraction: float = 0.9
+    blend_fraction: float | None = None  # None: the model's default (published 0.9; embedded 0.95)
     dsa_start_fraction: float = 0.5
     dsa_masking: str = "multiply"
 
@@ -55,7 +55,8 @@ class SceneRequest:
         s = StageSettings(
             num_inference_steps=int(self.num_inference_steps),
             guidance_scale=float(defaults.guidance_scale if self.guidance_scale is None else self.guidance_scale),
-            seed=int(self.seed), blend_fraction=float(self.blend_fraction), method=self.method,
+            seed=int(self.seed), method=self.method,
+            blend_fraction=float(defaults.blend_fraction if self.blend_fraction is None else self.blend_fraction),
             dsa=DSAConfig(start_fraction=float(self.dsa_start_fraction), masking=self.dsa_masking),
         )
         s.validate()

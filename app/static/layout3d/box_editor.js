@@ -119,7 +119,9 @@ export function mount(root, textarea) {
   function commitMesh(i) {
     const m = meshes[i];
     layout.boxes[i] = meshToBox(m, layout.boxes[i]);
-    m.position.z = layout.boxes[i].center[2];  // boxes stand on the floor
+    m.position.z = layout.boxes[i].center[2];  // boxes stand on the floor, upright, turned about z only
+    m.rotation.x = 0;
+    m.rotation.y = 0;
     write();
     showStatus();
   }
@@ -187,6 +189,14 @@ export function mount(root, textarea) {
   });
 
   // --- toolbar ---------------------------------------------------------------------------------
+  function setMode(mode) {  // move on the floor, turn about the vertical, scale along any axis
+    gizmo.setMode(mode);
+    gizmo.showX = mode !== "rotate";
+    gizmo.showY = mode !== "rotate";
+    gizmo.showZ = mode !== "translate";
+  }
+  setMode("translate");
+
   const act = {
     add: () => {
       if (layout.boxes.length >= 5) return showStatus("at most 5 boxes");
@@ -204,9 +214,9 @@ export function mount(root, textarea) {
       rebuild();
       write();
     },
-    translate: () => gizmo.setMode("translate"),
-    rotate: () => gizmo.setMode("rotate"),
-    scale: () => gizmo.setMode("scale"),
+    translate: () => setMode("translate"),
+    rotate: () => setMode("rotate"),
+    scale: () => setMode("scale"),
     view: () => resetView(),
   };
   root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => act[b.dataset.act]()));
