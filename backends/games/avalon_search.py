@@ -187,10 +187,10 @@ class SearchAgent(RuleAgent):
         for k in idx:
             roles = worlds[k]
             base = determinize(view, roles)
+            seed = int(self.rng.integers(1 << 30))  # common random numbers: every candidate meets the same rollouts
             for c, action in enumerate(candidates):
                 game = _copy(base)
                 {"propose": game.propose, "vote": game.vote, "quest": game.play_quest}[view["pending"]](me, action)
-                seed = int(self.rng.integers(1 << 30))
                 play_avalon(game, {i: RuleAgent(seed + i) for i in range(game.n)})
                 wins[c] += rollout_value(game, side)
         rates = wins / len(idx)
