@@ -93,22 +93,7 @@ def cached_split(split: str, cache_dir, limit: int | None = None, workers: int =
     """A split rendered once and kept as ``<cache_dir>/layout3d_<split>_<n>.npz``."""
     from pathlib import Path
 
-    seeds = SPLITS[split] if limit is None else SPLITS[split][:limit]
-    path = Path(cache_dir) / f"layout3d_{split}_{len(seeds)}.npz"
-    if path.exists():
-        with np.load(path) as f:
-            return {k: f[k] for k in f.files}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    chunks = [seeds[i:i + 1000] for i in range(0, len(seeds), 1000)]
-    if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    from backends.common.datacache import cached_arrays
 
-        with ProcessPoolExecutor(workers) as pool:
-            parts = list(pool.map(make_arrays, chunks))
-    else:
-        parts = [make_arrays(c) for c in chunks]
-    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, **arrays)
-    tmp.rename(path)
-    return arrays
+    seeds = SPLITS[split] if limit is None else SPLITS[split][:limit]
+    return cached_arrays(Path(cache_dir) / f"layout3d_{split}_{len(seeds)}.npz", seeds, make_arrays, workers)
