@@ -19,14 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from backends.common.seeding import seed_everything
-from backends.layout3d.data import (
-    PROMPT_KIND_P,
-    PROMPT_KINDS,
-    SPLITS,
-    cached_split,
-    random_layout_scene,
-    random_object,
-)
+from backends.layout3d.data import SPLITS, cached_split, random_object, sample_scene
 from backends.layout3d.detector import CLASSES, bbox, build_detector, crop
 from backends.synth import Scene, render
 
@@ -35,10 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def scene_of(seed: int) -> Scene:
     """The scene ``data.make_sample(seed)`` rendered (same random stream)."""
-    rng = np.random.default_rng(seed)
-    kind = PROMPT_KINDS[rng.choice(len(PROMPT_KINDS), p=PROMPT_KIND_P)]
-    n = 0 if kind == "scene" else int(rng.integers(1, 4))
-    return random_layout_scene(rng, n)
+    return sample_scene(seed)[0]
 
 
 @torch.no_grad()

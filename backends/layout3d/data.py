@@ -60,11 +60,16 @@ def box_depth(scene: Scene, camera: Camera | None = None) -> np.ndarray:
     return render(scene, camera, as_boxes=True, shadows=False).near_bright_depth()
 
 
-def make_sample(seed: int) -> Sample:
+def sample_scene(seed: int) -> tuple[Scene, str, np.random.Generator]:
+    """The scene of sample ``seed``, its prompt kind, and the random stream that goes on to pick the prompt."""
     rng = np.random.default_rng(seed)
     kind = PROMPT_KINDS[rng.choice(len(PROMPT_KINDS), p=PROMPT_KIND_P)]
     n = 0 if kind == "scene" else int(rng.integers(1, 4))
-    scene = random_layout_scene(rng, n)
+    return random_layout_scene(rng, n), kind, rng
+
+
+def make_sample(seed: int) -> Sample:
+    scene, kind, rng = sample_scene(seed)
     if kind == "scene":
         prompt = scene.room.prompt
     elif kind == "object":

@@ -177,10 +177,8 @@ class BuildAScenePipeline:
         tokens = [n for n in (256, 1024, 64) if n <= latent_hw[0] * latent_hw[1]]  # 16×16 maps when the latent allows
         c.map_tokens = tokens[0] if tokens else latent_hw[0] * latent_hw[1]
         embeds_t = self.embed([prompt], guidance_scale)
-        embeds_pair = None
-        if source is not None and not use_cache:
-            both = self.embed([source.prompt, prompt], guidance_scale)
-            embeds_pair = both
+        # with the source in the batch: [u_src, u_tgt, c_src, c_tgt], as predict_noise doubles [src, tgt]
+        embeds_pair = self.embed([source.prompt, prompt], guidance_scale) if source is not None and not use_cache else None
         keep = None
         if box_mask is not None and mode != "mutual":
             keep = F.interpolate(1 - box_mask.float(), size=latent_hw, mode="bilinear", align_corners=False).to(self.dtype)
@@ -201,7 +199,7 @@ class BuildAScenePipeline:
             if needs_source and not use_cache:
                 c.mode, c.source_kv = attn_mode, None
                 pair = torch.cat([source.latents[i], latents])
-                eps = self.predict_noise(pair, t, _pairs(embeds_pair, guidance_scale), torch.cat([source.depth, depth]),
+                eps = self.predict_noise(pair, t, embeds_pair, torch.cat([source.depth, depth]),
                                          guidance_scale)[1:]
             else:
                 c.mode = attn_mode if needs_source else "plain"
@@ -245,11 +243,6 @@ class BuildAScenePipeline:
             seq.append(x)
         # seq = [x0, x_{t_N-1}, ..., x_{t_0}]: step i of sampling (timestep timesteps[i]) takes seq[n - i]
         return [seq[n - i] for i in range(n)] + [seq[0]]
-
-
-def _pairs(embeds: torch.Tensor, guidance_scale: float) -> torch.Tensor:
-    """[u_src, u_tgt, c_src, c_tgt] from embed([src, tgt]) — already in that order."""
-    return embeds
 
 
 def depth_channels_factor(pipe: BuildAScenePipeline) -> int:

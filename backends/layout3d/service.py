@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from backends.common.errors import InputError
@@ -20,7 +20,7 @@ from backends.common.seeding import check_seed
 
 from .attention import DSAConfig
 from .layout import Layout, preview_depth  # noqa: F401 (part of the capability's entry points)
-from .loading import EMBEDDED_DEFAULTS, SD_DEFAULTS, ModelDefaults, load_for
+from .loading import ModelDefaults, load_for
 from .models import DEFAULT_MODEL, MODEL_CHOICES
 from .pipeline import BuildAScenePipeline
 from .stages import METHODS, SceneSession, Stage, StageSettings
@@ -90,9 +90,6 @@ def load_pipeline(model_id: str = DEFAULT_MODEL) -> tuple[BuildAScenePipeline, M
     return _load(model_id, str(select_device()))
 
 
-def defaults_for(model_id: str) -> ModelDefaults:
-    return EMBEDDED_DEFAULTS if model_id == DEFAULT_MODEL else SD_DEFAULTS
-
 
 def unknown_words(pipe: BuildAScenePipeline, layout: Layout) -> list[str]:
     """Words of the prompts that the model's tokenizer does not know (the embedded model's vocabulary is small)."""
@@ -137,7 +134,7 @@ def _run(session: SceneSession, layout: Layout, cancel, t0, warning) -> Iterator
     yield SceneResult(stages, list(range(before, len(stages))), getattr(session, "model_id", session.pipe.name),
                       str(session.pipe.device), time.perf_counter() - t0, warning,
                       {"stages": [s.summary() for s in stages], "model": getattr(session, "model_id", session.pipe.name),
-                       "settings": _settings_dict(session.settings)}, session)
+                       "settings": asdict(session.settings)}, session)
 
 
 def _vocab_warning(pipe, layout: Layout) -> str:
@@ -147,8 +144,3 @@ def _vocab_warning(pipe, layout: Layout) -> str:
     return (f"The model does not know the words {', '.join(repr(w) for w in words)}; it was trained on the primitive "
             "world only (colours, shapes, rooms). Results for those words are not meaningful.")
 
-
-def _settings_dict(s: StageSettings) -> dict:
-    from dataclasses import asdict
-
-    return asdict(s)

@@ -153,9 +153,10 @@ class SceneSession:
         yield new
 
     # --- the stage kinds ---------------------------------------------------------------------
-    def _run(self, prompt, layout, dsa: DSAConfig | None = None, **kw) -> Iterator[StepPreview | StageOutput]:
+    def _run(self, prompt, layout, dsa: DSAConfig | None = None, depth: torch.Tensor | None = None,
+             **kw) -> Iterator[StepPreview | StageOutput]:
         s = self.settings
-        depth = _tensor(layout.depth())
+        depth = _tensor(layout.depth()) if depth is None else depth
         return self.pipe.stage(prompt, depth.to(self.pipe.device), self.noise, num_inference_steps=s.num_inference_steps,
                                guidance_scale=s.guidance_scale, dsa=dsa or s.dsa, blend_fraction=s.blend_fraction,
                                source_kv=s.source_kv, **kw)
@@ -163,7 +164,7 @@ class SceneSession:
     def _empty(self, layout: Layout, j):
         t0 = time.perf_counter()
         out = yield from _drain(self._run(layout.scene_prompt, layout))
-        yield Stage(0, "empty scene", "empty", layout, out.image, layout.depth(), out.cache, None, None, None, None, None,
+        yield Stage(0, "empty scene", "empty", layout, out.image, _depth_of(out), out.cache, None, None, None, None, None,
                     {}, time.perf_counter() - t0)
 
     def _insert(self, layout: Layout, j: int):
@@ -175,7 +176,7 @@ class SceneSession:
                                           mode=mode))
         created = {**prev.created, j: len(self.stages)}
         obj = self._segment(out.cache, layout.boxes[j].prompt, mask, out.image, prev.image)
-        yield Stage(len(self.stages), _action("insert", j, layout), "insert", layout, out.image, layout.depth(), out.cache,
+        yield Stage(len(self.stages), _action("insert", j, layout), "insert", layout, out.image, _depth_of(out), out.cache,
                     j, mask, obj, prev.cache.latents, prev.image, created, time.perf_counter() - t0)
 
     def _without(self, j: int, dilation: int | None = None) -> tuple[list[torch.Tensor], np.ndarray, Layout]:
@@ -206,7 +207,7 @@ class SceneSession:
         out = yield from _drain(self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
                                           mode="dsa", record=True))
         obj = self._segment(out.cache, layout.boxes[j].prompt, mask, out.image, bg)
-        yield Stage(len(self.stages), _action(kind, j, layout), kind, layout, out.image, layout.depth(), out.cache, j, mask,
+        yield Stage(len(self.stages), _action(kind, j, layout), kind, layout, out.image, _depth_of(out), out.cache, j, mask,
                     obj, source.latents, bg, {**cur.created, j: len(self.stages)}, time.perf_counter() - t0)
 
     def _remove(self, layout: Layout, j: int):
@@ -218,7 +219,7 @@ class SceneSession:
         out = yield from _drain(self._run(layout.scene_prompt, layout, source=source,
                                           box_mask=_tensor(np.zeros_like(old_mask)), mode="blend"))
         created = {(i if i < j else i - 1): s for i, s in cur.created.items() if i != j}
-        yield Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, out.image, layout.depth(),
+        yield Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, out.image, _depth_of(out),
                     out.cache, None, old_mask, None, source.latents, bg, created, time.perf_counter() - t0)
 
     def _move(self, layout: Layout, j: int):
@@ -241,9 +242,9 @@ class SceneSession:
         inverted = self.pipe.invert(composite, new_box.prompt, depth, num_inference_steps=s.num_inference_steps,
                                     guidance_scale=inv_g)
         dsa = replace(s.dsa, blend_sattn=s.dsa.blend_sattn or s.move_blend_sattn)
-        out = yield from _drain(self._run(new_box.prompt, layout, dsa=dsa, source=source, box_mask=_tensor(new_mask),
+        out = yield from _drain(self._run(new_box.prompt, layout, dsa=dsa, depth=depth, source=source, box_mask=_tensor(new_mask),
                                           mode="dsa", copy_latents=inverted, copy_mask=_tensor(warped)))
-        yield Stage(len(self.stages), _action("move", j, layout), "move", layout, out.image, layout.depth(), out.cache, j,
+        yield Stage(len(self.stages), _action("move", j, layout), "move", layout, out.image, _depth_of(out), out.cache, j,
                     new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
                     time.perf_counter() - t0)
 
@@ -264,6 +265,11 @@ def _drain(gen) -> Iterator[StepPreview]:
         else:
             yield item
     return out
+
+
+def _depth_of(out: StageOutput) -> np.ndarray:
+    """The box depth the stage was conditioned on (rendered once, kept in its cache)."""
+    return out.cache.depth[0, 0].float().cpu().numpy()
 
 
 def _tensor(mask_or_depth: np.ndarray) -> torch.Tensor:
