@@ -137,9 +137,10 @@ def build(demo: gr.Blocks) -> None:
         log_file = gr.File(label="Game log (JSON)", elem_id="gops-log")
 
     with gr.Tab("Avalon"):
-        gr.Markdown("Play *The Resistance: Avalon* with agents in the other seats (AvalonBench-style rule-based "
-                    "agents: they reason from quest results and votes and speak fixed statements true to their "
-                    "side). Speak, propose, vote, go on quests — the table's discussion is the chat.")
+        gr.Markdown("Play *The Resistance: Avalon* with agents in the other seats: search agents that weigh every "
+                    "role assignment consistent with what they know and play each option out (optionally speaking "
+                    "through an LLM), or AvalonBench-style rule agents. Speak, propose, vote, go on quests — the "
+                    "table's discussion is the chat; the agents' private reasoning appears after the game.")
         av_state = gr.State(None)
         with gr.Row():
             av_players = gr.Slider(5, 10, value=5, step=1, label="Players")
