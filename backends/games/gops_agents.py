@@ -1,22 +1,21 @@
 """GOPS players: random, greedy, and MCTS with a value heuristic at the leaves.
 
-The MCTS is decoupled UCT for simultaneous moves (as STRATEGIST's ``SMMonteCarlo``): at every node each
-player picks its own card by UCB over its own statistics, so neither side ever conditions on the
-other's sealed bid. Unseen prizes are hidden information: each simulation re-deals the cards not yet
-turned up (determinization), and children are keyed by the joint bid and the prize that follows.
+The MCTS is decoupled UCT for simultaneous moves (as STRATEGIST's ``SMMonteCarlo``), compiled in
+``gops_search``: at every node each player picks its own card by UCB over its own statistics, so
+neither side ever conditions on the other's sealed bid; each simulation re-deals the prizes not yet
+turned up (determinization). Python heuristics (LLM-written, sandboxed) score leaves in batches.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import numpy as np
 
+from . import gops_search as gs
 from .gops import GopsState
-from .gops_heuristics import ValueHeuristic, baseline_heuristic
 
 
 class Agent(ABC):
@@ -48,101 +47,122 @@ class GreedyAgent(Agent):
         return int(hand[np.argmin(np.abs(hand - state.prize))])
 
 
-@dataclass
-class _Stats:
-    visits: np.ndarray
-    value: np.ndarray
+# A value heuristic over a batch of ``state_dict`` states: [((p0 value, p1 value), intermediate dict), ...]
+BatchHeuristic = Callable[[list[dict]], list]
 
 
-@dataclass
-class _Node:
-    actions: tuple[tuple[int, ...], tuple[int, ...]]
-    stats: tuple[_Stats, _Stats]
-    visits: int = 0
-    children: dict = field(default_factory=dict)
+def _cards(mask: int, n: int) -> list[int]:
+    return [c for c in range(1, n + 1) if mask >> (c - 1) & 1]
 
-    @classmethod
-    def make(cls, state: GopsState) -> _Node:
-        acts = (state.hand(0), state.hand(1))
-        return cls(acts, tuple(_Stats(np.zeros(len(a)), np.zeros(len(a))) for a in acts))
+
+class _Pending:
+    """Buffers for up to ``size`` leaves waiting for a Python heuristic (see ``gops_search.search``)."""
+
+    def __init__(self, size: int, n: int):
+        self.node = np.zeros(size, np.int64)
+        self.path = np.zeros((size, n + 1, 4), np.int64)
+        self.length = np.zeros(size, np.int64)
+        self.state = np.zeros((size, 3), np.float64)
+        self.moves = np.zeros((size, 3), np.int64)
+
+    @property
+    def arrays(self):
+        return self.node, self.path, self.length, self.state, self.moves
 
 
 class MCTSAgent(Agent):
-    """Decoupled-UCT MCTS with ``heuristic`` at the leaves; budget in simulations and/or seconds."""
+    """Decoupled-UCT MCTS (``gops_search``) with a value heuristic at the leaves.
 
-    def __init__(self, heuristic: ValueHeuristic = baseline_heuristic, simulations: int = 300,
-                 seconds: float | None = None, c: float = 0.5, max_depth: int = 6, name: str = "mcts"):
-        self.heuristic = heuristic
+    ``leaf``: ``"baseline"`` (the hand-written heuristic, compiled), ``"rollout"`` (random playouts, as
+    OpenSpiel's MCTSBot) or a function scoring a batch of :func:`state_dict` states, e.g. a sandboxed
+    strategy's ``evaluate`` — called once per ``batch`` leaves. Budget in simulations and/or seconds.
+    ``objective``: back up the score margin (``"margin"``) or only who wins (``"win_loss"``).
+    """
+
+    def __init__(self, leaf: str | BatchHeuristic = "baseline", simulations: int = 300, seconds: float | None = None,
+                 c: float = 0.5, rollouts: int = 1, batch: int = 8, objective: str = "margin", name: str = "mcts",
+                 capacity: int = 1 << 18):
+        self.leaf = leaf
         self.simulations = simulations
         self.seconds = seconds
         self.c = c
-        self.max_depth = max_depth
+        self.rollouts = rollouts
+        self.batch = batch
+        self.win_loss = objective == "win_loss"
         self.name = name
+        self.capacity = capacity
         self._last: dict = {}
 
     def act(self, state, player, rng):
-        root = _Node.make(state)
-        total = state.config.num_cards * (state.config.num_cards + 1) / 2
+        n = state.config.num_cards
+        limit = self.simulations if self.seconds is None else 10**12
+        tree = gs.Tree(n, min(self.capacity, limit + 2))
+        hands = [sum(1 << (c - 1) for c in state.hand(p)) for p in (0, 1)]
+        unseen = np.array(sorted(state.prizes[state.round + 1:]), np.int64)
+        order = {"random": gs.ORDER_RANDOM, "descending": gs.ORDER_DESCENDING, "ascending": gs.ORDER_ASCENDING}[
+            state.config.prize_order]
+        if order == gs.ORDER_DESCENDING:
+            unseen = unseen[::-1].copy()
+        external = not isinstance(self.leaf, str)
+        kind = gs.LEAF_EXTERNAL if external else {"baseline": gs.LEAF_BASELINE, "rollout": gs.LEAF_ROLLOUT}[self.leaf]
+        chunk = min(self.batch, max(1, limit // 4)) if external else 64  # small budgets: feedback between batches
+        pend = _Pending(chunk, n)
         start = time.perf_counter()
         sims = 0
-        while sims < self.simulations if self.seconds is None else time.perf_counter() - start < self.seconds:
-            self._simulate(root, self._determinize(state, rng), total, 0, rng)
-            sims += 1
-        st = root.stats[player]
-        best = int(np.argmax(st.visits))
+        while True:
+            k = min(chunk, limit - sims, tree.capacity - int(tree.count[0]))  # each simulation adds ≤ 1 node
+            if k <= 0 or self.seconds is not None and time.perf_counter() - start >= self.seconds:
+                break
+            pending = gs.search(tree.node_visits, tree.stat_n, tree.stat_w, tree.keys, tree.vals, tree.count, n,
+                                hands[0], hands[1], float(state.scores[0]), float(state.scores[1]), float(state.pot),
+                                int(state.prize or 0), unseen, order, state.config.tie_rule == "carry", k, kind,
+                                self.rollouts, self.c, self.win_loss, int(rng.integers(2**31)), *pend.arrays)
+            if pending:
+                values = self._score_pending(state, pend, pending)
+                gs.backup(tree.stat_w, pend.path, pend.length, values, pending)
+            sims += k
+            if not external and self.seconds is not None:
+                chunk = min(chunk * 2, 4096) if time.perf_counter() - start < self.seconds / 8 else chunk
+        visits = tree.stat_n[0, player]
+        cards = list(state.hand(player))
+        counts = [int(visits[c - 1]) for c in cards]
+        best = cards[int(np.argmax(counts))]
+        wsum = tree.stat_w[0, player]
         self._last = {
-            "simulations": sims, "seconds": round(time.perf_counter() - start, 4),
-            "cards": list(root.actions[player]), "visits": st.visits.astype(int).tolist(),
-            "mean_value": [round(float(v / n), 3) if n else None for v, n in zip(st.value, st.visits, strict=True)],
-            "chosen": root.actions[player][best],
+            "simulations": sims, "seconds": round(time.perf_counter() - start, 4), "nodes": int(tree.count[0]),
+            "cards": cards, "visits": counts,
+            "mean_value": [round(float(wsum[c - 1] / k), 3) if k else None for c, k in zip(cards, counts, strict=True)],
+            "chosen": best,
         }
-        return int(root.actions[player][best])
+        return int(best)
+
+    def _score_pending(self, root: GopsState, pend: _Pending, count: int) -> np.ndarray:
+        """Score pending leaves with the Python heuristic: rebuild each leaf's state from its path."""
+        n = root.config.num_cards
+        total = n * (n + 1) / 2
+        played0 = [b[0] for b in root.bids]
+        played1 = [b[1] for b in root.bids]
+        seen = list(root.prizes[: root.round + 1])
+        states = []
+        for i in range(count):
+            steps = pend.path[i, : pend.length[i]].tolist()
+            t0, t1, pot = (float(x) for x in pend.state[i])
+            h0, h1, deck = (int(x) for x in pend.moves[i])
+            prizes = seen + [s[3] for s in steps]
+            states.append({
+                "num_cards": n, "prize": prizes[-1], "prizes_played": prizes[:-1],
+                "p0_played": played0 + [s[1] for s in steps], "p1_played": played1 + [s[2] for s in steps],
+                "p0_score": t0, "p1_score": t1, "prizes_left": _cards(deck, n), "p0_hand": _cards(h0, n),
+                "p1_hand": _cards(h1, n), "pot": pot, "tie_rule": root.config.tie_rule,
+            })
+        out = np.empty(count)
+        for i, ((v0, v1), _extra) in enumerate(self.leaf(states)):
+            d = float(v0) - float(v1)
+            out[i] = np.sign(d) if self.win_loss else d / total
+        return out
 
     def describe_last_move(self) -> dict:
         return dict(self._last)
-
-    @staticmethod
-    def _determinize(state: GopsState, rng) -> GopsState:
-        """Re-deal the prizes not yet turned up: the searcher must not know their order."""
-        if state.config.prize_order != "random" or state.is_terminal:
-            return state
-        seen = state.prizes[: state.round + 1]
-        unseen = list(state.prizes[state.round + 1:])
-        rng.shuffle(unseen)
-        return GopsState(state.config, seen + tuple(unseen), state.bids, state.scores, state.pot, state.seed)
-
-    def _select(self, node: _Node, player: int, rng) -> int:
-        """UCB for one player; ties (and the untried) are broken at random — with a fixed order both
-        players of a symmetric position would always pick the same card and only ever see ties."""
-        st = node.stats[player]
-        untried = np.flatnonzero(st.visits == 0)
-        if len(untried):
-            return int(rng.choice(untried))
-        ucb = st.value / st.visits + self.c * np.sqrt(math.log(node.visits) / st.visits)
-        return int(rng.choice(np.flatnonzero(ucb >= ucb.max() - 1e-12)))
-
-    def _simulate(self, node: _Node, state: GopsState, total: float, depth: int, rng) -> tuple[float, float]:
-        if state.is_terminal or depth >= self.max_depth:
-            (v0, v1), _ = self.heuristic(state)
-            d = (v0 - v1) / total
-            return d, -d
-        i0, i1 = self._select(node, 0, rng), self._select(node, 1, rng)
-        a0, a1 = node.actions[0][i0], node.actions[1][i1]
-        child_state = state.apply(a0, a1)
-        key = (a0, a1, child_state.prize)
-        child = node.children.get(key)
-        if child is None:
-            child = node.children[key] = _Node.make(child_state)
-            (v0, v1), _ = self.heuristic(child_state)
-            d = (v0 - v1) / total
-            values = (d, -d)
-        else:
-            values = self._simulate(child, child_state, total, depth + 1, rng)
-        node.visits += 1
-        for p, idx in ((0, i0), (1, i1)):
-            node.stats[p].visits[idx] += 1
-            node.stats[p].value[idx] += values[p]
-        return values
 
 
 def play_game(agents: tuple[Agent, Agent], state: GopsState, rng: np.random.Generator) -> GopsState:

@@ -28,15 +28,12 @@ class GameTask:
     p1_simulations: int | None = None
 
 
-def build_agent(name: str, source: str | None, simulations: int, rng: np.random.Generator | None = None):
+def build_agent(name: str, source: str | None, simulations: int):
     """An agent and, for strategies, its sandbox (to close)."""
     from .gops_agents import GreedyAgent, MCTSAgent, RandomAgent
 
     if source is None and name == BENCHMARK:
-        from .gops_heuristics import random_rollout_heuristic
-
-        r = rng if rng is not None else np.random.default_rng(0)
-        return MCTSAgent(lambda st: random_rollout_heuristic(st, r), simulations=simulations, name=BENCHMARK), None
+        return MCTSAgent("rollout", simulations=simulations, name=BENCHMARK), None
     if source is None:
         if name == "random":
             return RandomAgent(), None
@@ -45,11 +42,10 @@ def build_agent(name: str, source: str | None, simulations: int, rng: np.random.
         if name == "mcts":
             return MCTSAgent(simulations=simulations), None
         raise InputError(f"Unknown agent {name!r}: use {', '.join(BUILTIN_AGENTS)} or a strategy file.")
-    from .gops_heuristics import sandboxed_heuristic
     from .sandbox import SandboxedFunction
 
     fn = SandboxedFunction(source)
-    return MCTSAgent(sandboxed_heuristic(fn), simulations=simulations, name=name), fn
+    return MCTSAgent(fn.evaluate, simulations=simulations, name=name), fn
 
 
 def play_task(task: GameTask) -> dict:
@@ -65,7 +61,7 @@ def play_task(task: GameTask) -> dict:
         for name, src, sims in ((task.p0, task.p0_source, task.p0_simulations), (task.p1, task.p1_source,
                                                                                 task.p1_simulations)):
             try:
-                agents.append(build_agent(name, src, sims or task.simulations, rng))
+                agents.append(build_agent(name, src, sims or task.simulations))
             except SandboxError as e:
                 return {"p0": task.p0, "p1": task.p1, "error": str(e), "failed": name, "seed": task.seed}
         try:

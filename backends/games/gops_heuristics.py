@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from .gops import GopsState
 from .sandbox import SandboxedFunction, check_source
 
@@ -91,12 +89,3 @@ _baseline = _trusted(BASELINE_SOURCE)
 def baseline_heuristic(state: GopsState) -> tuple[tuple[float, float], dict]:
     """The hand-written baseline STRATEGIST starts from (the same source an LLM is shown and edits)."""
     return _baseline(state_dict(state))
-
-
-def random_rollout_heuristic(state: GopsState, rng: np.random.Generator | None = None) -> tuple[tuple[float, float], dict]:
-    """Value by one random playout to the end (the benchmark agents' leaf evaluator)."""
-    rng = rng or np.random.default_rng()
-    s = state
-    while not s.is_terminal:
-        s = s.apply(int(rng.choice(s.hand(0))), int(rng.choice(s.hand(1))))
-    return s.scores, {}

@@ -35,7 +35,6 @@ from .gops_agents import MCTSAgent
 from .gops_heuristics import (
     BASELINE_SOURCE,
     STATE_DOC,
-    random_rollout_heuristic,
     sandboxed_heuristic,
     state_dict,
 )
@@ -118,7 +117,7 @@ class EvalSettings:
 
 
 def _agent(strategy_fn, simulations: int) -> MCTSAgent:
-    return MCTSAgent(sandboxed_heuristic(strategy_fn), simulations=simulations)
+    return MCTSAgent(strategy_fn.evaluate, simulations=simulations)
 
 
 def evaluate(strategies: list[Strategy], settings: EvalSettings, seed: int = 0) -> tuple[dict[str, float], dict[str, str]]:
@@ -167,7 +166,7 @@ def feedback(strategy: Strategy, settings: EvalSettings, seed: int = 0, games: i
     with SandboxedFunction(strategy.source) as fn:
         me = _agent(fn, max(settings.simulations, 32))
         heuristic = sandboxed_heuristic(fn)
-        bench = MCTSAgent(lambda st: random_rollout_heuristic(st, rng), simulations=settings.benchmark_rollouts)
+        bench = MCTSAgent("rollout", simulations=settings.benchmark_rollouts)
         total = config.num_cards * (config.num_cards + 1) / 2
         for g in range(games):
             s = GopsState.new(config, seed=int(rng.integers(2**31)))

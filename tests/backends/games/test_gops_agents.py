@@ -6,9 +6,9 @@ from backends.games.gops_agents import (
     GreedyAgent,
     MCTSAgent,
     RandomAgent,
-    baseline_heuristic,
     play_game,
 )
+from backends.games.gops_heuristics import baseline_heuristic
 
 
 def win_rate(agent, opponent, games=40, cards=6, seed=0):

@@ -1,8 +1,13 @@
 import numpy as np
 
 from backends.games.gops import GopsConfig, GopsState
-from backends.games.gops_agents import MCTSAgent, baseline_heuristic
-from backends.games.gops_heuristics import BASELINE_SOURCE, sandboxed_heuristic, state_dict
+from backends.games.gops_agents import MCTSAgent
+from backends.games.gops_heuristics import (
+    BASELINE_SOURCE,
+    baseline_heuristic,
+    sandboxed_heuristic,
+    state_dict,
+)
 from backends.games.sandbox import SandboxedFunction
 
 
@@ -26,6 +31,6 @@ def test_state_dict_hides_nothing_a_player_cannot_know():
 
 def test_mcts_runs_with_a_sandboxed_heuristic():
     with SandboxedFunction(BASELINE_SOURCE) as fn:
-        agent = MCTSAgent(sandboxed_heuristic(fn), simulations=16)
+        agent = MCTSAgent(fn.evaluate, simulations=16)
         card = agent.act(GopsState.new(GopsConfig(5), seed=1), 0, np.random.default_rng(0))
     assert card in range(1, 6)
