@@ -45,8 +45,9 @@ def test_python_heuristics_see_exactly_the_leaf_states():
 def test_batched_python_leaves_agree_with_the_compiled_heuristic():
     root = GopsState.new(GopsConfig(6), seed=0).apply(3, 4)
     rng = np.random.default_rng(0)
-    compiled = MCTSAgent(simulations=3000)
-    python = MCTSAgent(lambda states: [baseline_heuristic(_from_dict(d)) for d in states], simulations=3000)
+    opts = {"simulations": 3000, "objective": "margin", "c": 0.5}
+    compiled = MCTSAgent(**opts)
+    python = MCTSAgent(lambda states: [baseline_heuristic(_from_dict(d)) for d in states], batch=8, **opts)
     assert compiled.act(root, 0, rng) == python.act(root, 0, rng)
 
 
@@ -81,7 +82,7 @@ def test_a_full_tree_stops_the_search_cleanly():
 def test_the_last_round_is_scored_exactly():
     """One card each left: every simulation ends the game, so the values are the true outcome."""
     s = GopsState.new(GopsConfig(3, prize_order="descending")).apply(3, 1).apply(1, 3)  # 3 : 2, prize 1 left
-    agent = MCTSAgent(simulations=10)
+    agent = MCTSAgent(simulations=10, objective="margin")
     agent.act(s, 0, np.random.default_rng(0))
     # player 0 holds 2, player 1 holds 2: a tie, the prize is discarded, 3 : 2 → margin 1/6
     assert agent.describe_last_move()["mean_value"] == [round(1 / 6, 3)]
