@@ -2,12 +2,18 @@
 
 - Engine speed: random GOPS playouts per second, our batched numpy engine vs OpenSpiel's goofspiel
   driven from Python (ratio).
-- Search speed: MCTS simulations per second, ours (Python, heuristic leaves) vs OpenSpiel's C++
-  ``MCTSBot`` with random-rollout evaluation on turn-based goofspiel (ratio).
-- Play: win rate of our agents against OpenSpiel's ``MCTSBot`` at the same wall-clock time per move,
-  with 95% confidence intervals. OpenSpiel's ``ISMCTSBot`` cannot resample goofspiel's information
-  states, so the peer plays the turn-based game and moves first each round: neither side ever sees
-  a sealed bid (the peer's tree, being perfect-information, assumes we would see its bid).
+- Search speed: MCTS simulations per second, ours (numba-compiled decoupled UCT) vs OpenSpiel's C++
+  ``MCTSBot`` with random-rollout evaluation on turn-based goofspiel (ratio, same leaf evaluator);
+  also ours with the compiled baseline heuristic and with a sandboxed Python heuristic.
+- STRATEGIST vs beam (the paper's ablation) at the same number of LLM calls, with the configured LLM;
+  each method's best strategy plays the same fixed opponents. Every strategy's origin (hand-written,
+  or which LLM) is reported. Runs are kept in ``bench/results/strategist/``.
+- Play: win rate of the best STRATEGIST strategy and other agents against OpenSpiel's ``MCTSBot`` at
+  the same wall-clock time per move, with 95% confidence intervals. OpenSpiel's ``ISMCTSBot`` cannot
+  resample goofspiel's information states, so the peer plays the turn-based game and moves first each
+  round: neither side ever sees a sealed bid (the peer's tree, being perfect-information, assumes we
+  would see its bid).
+- GOPS-5 against OpenSpiel's CFR; Avalon search agents vs rule agents, with and without LLM discussion.
 
     python -m bench.games [--quick]
 """
@@ -23,7 +29,7 @@ import numpy as np
 from backends.games.gops import GopsConfig, GopsState
 from backends.games.gops_agents import GreedyAgent, MCTSAgent, RandomAgent
 from backends.games.gops_batch import random_playouts
-from bench.report import markdown_table, write_results
+from bench.report import RESULTS, markdown_table, write_results
 
 
 def _pyspiel():
@@ -70,12 +76,23 @@ def _peer(game, sims: int, seed: int):
     return ps.MCTSBot(game, ps.RandomRolloutEvaluator(1, seed), 2.0, max(1, sims), 1000, False, seed, False)
 
 
-def our_sims_per_s(n_cards: int, sims: int) -> float:
-    agent = MCTSAgent(simulations=sims)
+def our_sims_per_s(n_cards: int, leaf: str = "rollout", seconds: float = 1.0) -> float:
+    """Simulations per second of our search on the first move: ``rollout`` (the peer's leaf evaluator),
+    ``baseline`` (the compiled heuristic) or ``sandboxed`` (the baseline's source run in the sandbox, as
+    any LLM-written strategy is)."""
+    from backends.games.gops_heuristics import BASELINE_SOURCE
+    from backends.games.sandbox import SandboxedFunction
+
     state = GopsState.new(GopsConfig(n_cards), seed=0)
-    t0 = time.perf_counter()
-    agent.act(state, 0, np.random.default_rng(0))
-    return sims / (time.perf_counter() - t0)
+    if leaf == "sandboxed":
+        with SandboxedFunction(BASELINE_SOURCE) as fn:
+            agent = MCTSAgent(fn.evaluate, simulations=10**9, seconds=seconds)
+            agent.act(state, 0, np.random.default_rng(0))
+    else:
+        agent = MCTSAgent(leaf, simulations=10**9, seconds=seconds)
+        agent.act(state, 0, np.random.default_rng(0))
+    last = agent.describe_last_move()
+    return last["simulations"] / last["seconds"]
 
 
 def openspiel_sims_per_s(n_cards: int, sims: int) -> float:
@@ -197,72 +214,213 @@ def avalon_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
     return out
 
 
+def avalon_llm_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
+    """With discussion: search agents speaking through the configured LLM (dialogue guides) against the
+    rule agents, on either side, over the same seeded deals as :func:`avalon_win_rates`."""
+    from backends.games.avalon import AvalonConfig, AvalonGame
+    from backends.games.avalon_agents import RuleAgent, play_avalon
+    from backends.games.avalon_dialogue import LLMSpeaker
+    from backends.games.avalon_search import SearchAgent
+    from backends.games.llm import CachedLLM, get_llm
+
+    llm = get_llm()
+    speaker = LLMSpeaker(CachedLLM(llm, RESULTS / "strategist" / "avalon-llm-cache.jsonl"))
+    kinds = {"rule": lambda i: RuleAgent(seed + i),
+             "search+LLM": lambda i: SearchAgent(seed + i, worlds=worlds, speaker=speaker)}
+    out = {}
+    for good, evil in (("search+LLM", "rule"), ("rule", "search+LLM"), ("rule", "rule")):
+        wins, t0 = [], time.perf_counter()
+        for g_seed in range(seed, seed + games):
+            game = AvalonGame.new(AvalonConfig(5, discussion=True), seed=g_seed)
+            play_avalon(game, {i: kinds[good if game.side(i) == "good" else evil](i) for i in range(5)})
+            wins.append(float(game.winner == "good"))
+        out[f"{good}-good vs {evil}-evil"] = (*ci95(wins), (time.perf_counter() - t0) / games)
+    return {"llm": llm.name, "rates": out}
+
+
+def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
+    """Both improvement methods from the same library (the hand-written baseline + one LLM seed), each
+    until it has made ``llm_calls`` LLM calls; then each method's best strategy plays the same fixed
+    opponents (MCTS with random rollouts, STRATEGIST's benchmark, and MCTS + the baseline heuristic)."""
+    import shutil
+
+    from backends.common.parallel import run_tasks
+    from backends.games.gops_games import BENCHMARK, match_tasks, play_task, score_of
+    from backends.games.llm import CachedLLM, get_llm
+    from backends.games.strategist import EvalSettings, StrategistRun
+
+    llm = get_llm()
+    root = RESULTS / "strategist"
+    settings = EvalSettings(num_cards=6, games_per_pair=4, simulations=16)
+    out: dict = {"llm": llm.name, "llm_calls_budget": llm_calls, "methods": {}}
+    for method in ("strategist", "beam"):
+        shutil.rmtree(root / method, ignore_errors=True)
+        run = StrategistRun(root / method, CachedLLM(llm, root / "llm-cache.jsonl"), settings, method=method, seed=seed)
+        t0 = time.perf_counter()
+        run.start(llm_seeds=1)
+        while run.llm_calls < llm_calls:
+            run.step()
+        best = run.library.top(1)[0]
+        scores = {}
+        for opponent in (BENCHMARK, "mcts"):
+            tasks = match_tasks(best.id, best.source, opponent, None, games, 6, "discard", 16, seed + 7)
+            scores[opponent] = ci95([score_of(best.id, [r]) for r in run_tasks(play_task, tasks, workers=1)])
+        out["methods"][method] = {
+            "llm_calls": run.llm_calls, "iterations": run.iteration, "minutes": (time.perf_counter() - t0) / 60,
+            "best": best.id, "best_origin": best.origin, "best_self_play_score": best.score,
+            "score_vs_benchmark": scores[BENCHMARK], "score_vs_mcts_baseline": scores["mcts"],
+            "library": [{"id": s.id, "origin": s.origin, "score": s.score} for s in run.library.items.values()],
+            "best_source": best.source,
+        }
+    return out
+
+
+def best_strategy_agent(source: str | None, seconds: float):
+    """MCTS with the best strategy at its leaves for ``seconds`` a move: the compiled heuristic when the
+    best is the hand-written baseline, else the strategy's source in the sandbox. Returns (agent, sandbox)."""
+    from backends.games.gops_heuristics import BASELINE_SOURCE
+    from backends.games.sandbox import SandboxedFunction
+
+    if source is None or source.strip() == BASELINE_SOURCE.strip():
+        return MCTSAgent("baseline", simulations=10**9, seconds=seconds), None
+    fn = SandboxedFunction(source)
+    return MCTSAgent(fn.evaluate, simulations=10**9, seconds=seconds), fn
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="GOPS-6, few games")
+    p.add_argument("--quick", action="store_true", help="GOPS-6, few games, no LLM parts")
     p.add_argument("--avalon-games", type=int, help="Avalon games per pairing (default 200; quick 20)")
+    p.add_argument("--llm-calls", type=int, help="LLM calls per improvement method (default 12; quick 0 = skip)")
+    p.add_argument("--avalon-llm-games", type=int, help="Avalon games per pairing with LLM discussion (default 10; "
+                   "quick 0 = skip)")
     args = p.parse_args(argv)
-    n_cards, games, speed_s = (6, 20, 1.0) if args.quick else (13, 200, 5.0)
-    ours_sims = 300
+    n_cards, games, speed_s, move_s = (6, 20, 1.0, 0.02) if args.quick else (13, 200, 5.0, 0.05)
+    llm_calls = args.llm_calls if args.llm_calls is not None else (0 if args.quick else 12)
+    avalon_llm_games = args.avalon_llm_games if args.avalon_llm_games is not None else (0 if args.quick else 10)
+    not_measured = []
 
     ours_po, peer_po = our_playouts_per_s(n_cards, speed_s), openspiel_playouts_per_s(n_cards, speed_s)
-    ours_sp, peer_sp = our_sims_per_s(n_cards, ours_sims), openspiel_sims_per_s(n_cards, 2000)
-    seconds_per_move = ours_sims / ours_sp
-    peer_sims = max(1, int(peer_sp * seconds_per_move))  # the same wall-clock time per move
-
-    play = {}
-    for name, agent in (("MCTS + baseline heuristic (ours)", MCTSAgent(simulations=ours_sims)),
-                        ("random", RandomAgent())):
-        play[name] = ci95(play_vs_openspiel(agent, n_cards, games, peer_sims, seed=1))
-
+    sims = {leaf: our_sims_per_s(n_cards, leaf) for leaf in ("rollout", "baseline", "sandboxed")}
+    peer_sp = openspiel_sims_per_s(n_cards, 3000)
     print(markdown_table(["measure", "this project", "OpenSpiel", "ratio"], [
         [f"random GOPS-{n_cards} playouts / s", ours_po, peer_po, ours_po / peer_po],
-        [f"MCTS simulations / s (GOPS-{n_cards}, first move)", ours_sp, peer_sp, ours_sp / peer_sp],
+        [f"MCTS simulations / s, random-rollout leaves (GOPS-{n_cards}, first move)", sims["rollout"], peer_sp,
+         sims["rollout"] / peer_sp],
+        ["… ours with the compiled baseline heuristic", sims["baseline"], peer_sp, sims["baseline"] / peer_sp],
+        ["… ours with a sandboxed Python heuristic (any LLM strategy)", sims["sandboxed"], peer_sp,
+         sims["sandboxed"] / peer_sp],
     ]))
+
+    improve = None
+    if llm_calls:
+        from backends.games.llm import LLMNotConfigured
+
+        try:
+            improve = strategist_vs_beam(llm_calls, games=20)
+        except LLMNotConfigured as e:
+            not_measured.append(f"STRATEGIST vs beam: {e}")
+    else:
+        not_measured.append("STRATEGIST vs beam (skipped: --llm-calls 0)")
+    if improve:
+        print()
+        print(markdown_table([f"improvement method ({improve['llm']})", "LLM calls", "iterations", "best strategy",
+                              "written by", "score vs benchmark MCTS", "score vs MCTS + baseline"],
+                             [[m, r["llm_calls"], r["iterations"], r["best"], _origin(r["best_origin"]),
+                               _pm(r["score_vs_benchmark"]), _pm(r["score_vs_mcts_baseline"])]
+                              for m, r in improve["methods"].items()]))
+    best_info = improve["methods"]["strategist"] if improve else None
+    best_label = (f"best STRATEGIST strategy {best_info['best']} ({_origin(best_info['best_origin'])})" if best_info
+                  else "MCTS + hand-written baseline heuristic (no STRATEGIST run)")
+
+    peer_sims = max(1, int(peer_sp * move_s))  # the same wall-clock time per move
+    best_agent, sandbox = best_strategy_agent(best_info["best_source"] if best_info else None, move_s)
+    play = {}
+    try:
+        play[best_label] = ci95(play_vs_openspiel(best_agent, n_cards, games, peer_sims, seed=1))
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+    if best_info and sandbox is not None:
+        play["MCTS + baseline heuristic"] = ci95(play_vs_openspiel(MCTSAgent(simulations=10**9, seconds=move_s),
+                                                                   n_cards, games, peer_sims, seed=1))
+    for name, agent in (("greedy (bid the prize)", GreedyAgent()), ("random", RandomAgent())):
+        play[name] = ci95(play_vs_openspiel(agent, n_cards, games, peer_sims, seed=1))
     print()
-    print(markdown_table(["agent vs OpenSpiel MCTSBot", f"win rate (GOPS-{n_cards}, {games} games)", "95% CI ±",
-                          "time / move (s)", "peer simulations / move"],
-                         [[k, v[0], v[1], seconds_per_move, peer_sims] for k, v in play.items()]))
+    print(markdown_table(["agent vs OpenSpiel MCTSBot (peer bids first, unseen)", f"win rate (GOPS-{n_cards}, "
+                          f"{games} games)", "95% CI ±", "time / move (s)", "peer simulations / move"],
+                         [[k, v[0], v[1], move_s, peer_sims] for k, v in play.items()]))
+
     cfr_iters = 200 if args.quick else 1000
     cfr_game, cfr_pol, expl = cfr_policy(5, cfr_iters)
     cfr_games = 40 if args.quick else 400
     cfr = {name: payoff_vs_policy(agent, cfr_game, cfr_pol, 5, cfr_games, seed=3)
-           for name, agent in (("MCTS + baseline heuristic (ours)", MCTSAgent(simulations=200)),
+           for name, agent in (("MCTS + baseline heuristic (ours)", MCTSAgent(simulations=2000)),
                                ("greedy (bid the prize)", GreedyAgent()), ("random", RandomAgent()))}
     print()
     print(markdown_table([f"GOPS-5 (descending prizes) vs CFR near-Nash ({cfr_iters} iterations, exploitability "
                           f"{expl:.3f})", f"mean payoff (+1 win / −1 loss, {cfr_games} games)", "95% CI ±"],
                          [[k, float(np.mean(v)), 1.96 * float(np.std(v)) / math.sqrt(len(v))] for k, v in cfr.items()]))
+
     avalon = avalon_win_rates(args.avalon_games or (20 if args.quick else 200), worlds=8 if args.quick else 16)
     print()
     print(markdown_table(["Avalon, 5 players, no discussion", "good-side win rate", "95% CI ±"],
                          [[k, v[0], v[1]] for k, v in avalon.items()]))
+    avalon_llm = None
+    if avalon_llm_games:
+        from backends.games.llm import LLMNotConfigured
+
+        try:
+            avalon_llm = avalon_llm_win_rates(avalon_llm_games, worlds=8 if args.quick else 16)
+        except LLMNotConfigured as e:
+            not_measured.append(f"Avalon with LLM discussion: {e}")
+    else:
+        not_measured.append("Avalon with LLM discussion (skipped: --avalon-llm-games 0)")
+    if avalon_llm:
+        print()
+        print(markdown_table([f"Avalon, 5 players, with discussion ({avalon_llm['llm']})", "good-side win rate",
+                              "95% CI ±", "s / game"], [[k, *v] for k, v in avalon_llm["rates"].items()]))
+
     good_vs_rule = avalon["search-good vs rule-evil"][0]
     evil_vs_rule = 1.0 - avalon["rule-good vs search-evil"][0]
-    best = play["MCTS + baseline heuristic (ours)"]
+    best = play[best_label]
     path = write_results("games", {
         "quick": args.quick, "num_cards": n_cards, "games": games,
         "playouts_per_s": {"ours": ours_po, "openspiel_python": peer_po}, "playouts_per_s_ratio": ours_po / peer_po,
-        "sims_per_s": {"ours": ours_sp, "openspiel_cpp_mcts": peer_sp}, "sims_per_s_ratio": ours_sp / peer_sp,
-        "seconds_per_move": seconds_per_move, "peer_simulations_per_move": peer_sims,
-        "gops_win_rate_vs_openspiel_mcts": best[0], "gops_win_rate_ci95": best[1],
+        "sims_per_s": {"ours_rollout_leaves": sims["rollout"], "ours_baseline_heuristic": sims["baseline"],
+                       "ours_sandboxed_heuristic": sims["sandboxed"], "openspiel_cpp_mcts": peer_sp},
+        "sims_per_s_ratio": sims["rollout"] / peer_sp,
+        "sims_per_s_ratio_note": "same leaf evaluator as the peer (one random rollout); numba-compiled search",
+        "seconds_per_move": move_s, "peer_simulations_per_move": peer_sims,
+        "gops_win_rate_vs_openspiel_mcts": best[0], "gops_win_rate_ci95": best[1], "strategy": best_label,
+        "win_rates_vs_openspiel_mcts": {k: {"win_rate": v[0], "ci95": v[1]} for k, v in play.items()},
         "random_win_rate_vs_openspiel_mcts": play["random"][0],
-        "strategy": "hand-written baseline heuristic (no LLM-improved strategy in this run)",
+        "strategist_vs_beam": improve,
         "gops5_cfr": {"iterations": cfr_iters, "exploitability": expl, "games": cfr_games,
                       "payoff_vs_cfr": {k: float(np.mean(v)) for k, v in cfr.items()},
                       "note": "descending prize order (CFR on the random-order tree does not fit this machine)"},
         "avalon_good_win_rate_vs_rule": good_vs_rule, "avalon_evil_win_rate_vs_rule": evil_vs_rule,
         "avalon_rule_vs_rule_good_win_rate": avalon["rule-good vs rule-evil"][0],
         "avalon": {k: {"good_win_rate": v[0], "ci95": v[1]} for k, v in avalon.items()},
-        "avalon_agents": "search = determinized Monte-Carlo search over the belief (backends/games/avalon_search.py); "
-                         "no LLM discussion in this run",
-        "not_measured": ["STRATEGIST vs beam (needs an LLM endpoint)",
-                         "Avalon with LLM discussion (needs an LLM endpoint)"],
+        "avalon_with_llm_discussion": avalon_llm and {
+            "llm": avalon_llm["llm"], **{k: {"good_win_rate": v[0], "ci95": v[1], "seconds_per_game": v[2]}
+                                         for k, v in avalon_llm["rates"].items()}},
+        "avalon_agents": "search = determinized Monte-Carlo search over the belief (backends/games/avalon_search.py)",
+        "not_measured": not_measured,
     })
-    print(f"games: playouts/s ratio {ours_po / peer_po:.1f}×, sims/s ratio {ours_sp / peer_sp:.2f}×, "
-          f"MCTS+baseline wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; Avalon search agents "
+    print(f"games: playouts/s ratio {ours_po / peer_po:.1f}×, sims/s ratio {sims['rollout'] / peer_sp:.2f}×, "
+          f"{best_label} wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; Avalon search agents "
           f"win {good_vs_rule:.0%} as good / {evil_vs_rule:.0%} as evil vs rule agents; wrote {path.name}")
     return 0
+
+
+def _origin(origin: dict) -> str:
+    kind = origin.get("kind", "?")
+    return f"{kind}, {origin['llm']}" if origin.get("llm") else kind
+
+
+def _pm(v: tuple[float, float]) -> str:
+    return f"{v[0]:.2f} ± {v[1]:.2f}"
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ def write_code(llm: LLM, messages: list[dict], seed: int, retries: int = 3) -> t
     calls = 0
     probe = [state_dict(GopsState.new(GopsConfig(6), seed=seed))]
     for attempt in range(retries + 1):
-        reply = llm.complete(messages, max_tokens=900, temperature=0.7, seed=seed + attempt)
+        reply = llm.complete(messages, max_tokens=600, temperature=0.7, seed=seed + attempt)
         calls += 1
         try:
             code = extract_code(reply.text)
@@ -303,10 +303,10 @@ class StrategistRun:
                 base = [{"role": "system", "content": SYSTEM},
                         {"role": "user", "content": f"Heuristic:\n```python\n{p.source}```\nSelf-play feedback:\n{fb[p.id]}\n"
                          "What do you conclude about the heuristic's mistakes?"}]
-                conclusions = self.llm.complete(base, max_tokens=500, seed=self.seed + it).text
+                conclusions = self.llm.complete(base, max_tokens=300, seed=self.seed + it).text
                 ideas_msg = base + [{"role": "assistant", "content": conclusions},
                                     {"role": "user", "content": f"List {self.n_ideas} concrete improvement ideas, one per line, numbered 1., 2., ..."}]
-                ideas_text = self.llm.complete(ideas_msg, max_tokens=400, seed=self.seed + it).text
+                ideas_text = self.llm.complete(ideas_msg, max_tokens=200, seed=self.seed + it).text
                 calls += 2
                 for idea in parse_ideas(ideas_text, self.n_ideas):
                     self.ideas.add(idea)
