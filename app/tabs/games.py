@@ -25,7 +25,8 @@ def _board(match: GopsMatch) -> str:
     s = match.state
     you, agent = s.scores
     lines = [f"### Prize: **{s.prize}**" if s.prize is not None else "### Game over",
-             f"**You** {you:g} : {agent:g} **agent** ({match.request.opponent})"
+             f"**You** {you:g} : {agent:g} **agent** ({match.request.opponent}"
+             + (f", strategy {match.request.strategy_name}" if match.request.strategy_name else "") + ")"
              + (f" · pot {s.pot:g} carried over" if s.pot else "")
              + f" · round {min(s.round + 1, s.config.num_cards)}/{s.config.num_cards}"]
     if match.result:
@@ -121,8 +122,10 @@ def build(demo: gr.Blocks) -> None:
             order = gr.Radio(["random", "descending", "ascending"], value="random", label="Prize order")
         with gr.Row():
             opponent = gr.Dropdown(list(OPPONENTS), value="mcts", label="Opponent",
-                                   info="mcts = MCTS with the hand-written value heuristic at the leaves")
-            sims = gr.Slider(10, 3000, value=300, step=10, label="MCTS simulations per move")
+                                   info="mcts = MCTS with the hand-written value heuristic at the leaves; strategist "
+                                        "= MCTS with the best strategy of your Improve run (else the shipped run's)")
+            sims = gr.Slider(100, 200_000, value=20_000, step=100, label="MCTS simulations per move",
+                             info="≈1 M/s with the compiled heuristic; ≈50 k/s with an LLM-written one (sandboxed)")
             seed = gr.Number(0, precision=0, minimum=0, label="Seed")
             new_btn = gr.Button("New game", variant="primary", elem_id="gops-new")
             resign_btn = gr.Button("Resign", variant="stop", elem_id="gops-resign")
@@ -319,8 +322,12 @@ def build(demo: gr.Blocks) -> None:
     outputs = [match_state, board, history, stats, log_file, *card_buttons]
 
     @user_errors
-    def on_new(n, tie, prize_order, opp, simulations, seed_v):
-        req = GopsMatchRequest(int(n), tie, prize_order, opp, int(simulations), int(seed_v or 0))
+    def on_new(n, tie, prize_order, opp, simulations, seed_v, improve_dir):
+        source, name = None, ""
+        if opp == "strategist":
+            best = strategist.best_of_library(improve_dir if improve_dir else strategist.shipped_library())
+            source, name = best.source, strategist.describe_origin(best)
+        req = GopsMatchRequest(int(n), tie, prize_order, opp, int(simulations), int(seed_v or 0), source, name)
         return _outputs(new_match(req))
 
     @user_errors
@@ -331,7 +338,8 @@ def build(demo: gr.Blocks) -> None:
     def on_resign(state_json):
         return _outputs(resign(_load(state_json)))
 
-    new_btn.click(on_new, inputs=[cards_n, tie_rule, order, opponent, sims, seed], outputs=outputs, api_name="gops_new")
+    new_btn.click(on_new, inputs=[cards_n, tie_rule, order, opponent, sims, seed, run_dir], outputs=outputs,
+                  api_name="gops_new")
     for k, btn in enumerate(card_buttons, start=1):
         btn.click(on_card, inputs=[match_state, btn], outputs=outputs,
                   api_name="gops_play" if k == 1 else None, api_visibility="public" if k == 1 else "private")

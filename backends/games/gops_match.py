@@ -16,8 +16,10 @@ from backends.common.seeding import check_seed
 
 from .gops import GopsConfig, GopsState
 from .gops_agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
+from .gops_heuristics import BASELINE_SOURCE
+from .sandbox import SandboxedFunction, SandboxError, check_source
 
-OPPONENTS = ("random", "greedy", "mcts")
+OPPONENTS = ("random", "greedy", "mcts", "strategist")
 
 
 @dataclass
@@ -26,14 +28,23 @@ class GopsMatchRequest:
     tie_rule: str = "discard"
     prize_order: str = "random"
     opponent: str = "mcts"
-    simulations: int = 300
+    simulations: int = 20000
     seed: int = 0
+    strategy_source: str | None = None  # opponent "strategist": the value heuristic at its MCTS leaves
+    strategy_name: str = ""  # where that strategy came from (id, hand-written or which LLM)
 
     def validate(self) -> GopsConfig:
         if self.opponent not in OPPONENTS:
             raise InputError(f"Unknown opponent {self.opponent!r}; choose one of {', '.join(OPPONENTS)}.")
-        if not isinstance(self.simulations, int) or not 1 <= self.simulations <= 20000:
-            raise InputError(f"Simulations must be a whole number from 1 to 20000, got {self.simulations!r}.")
+        if not isinstance(self.simulations, int) or not 1 <= self.simulations <= 200_000:
+            raise InputError(f"Simulations must be a whole number from 1 to 200000, got {self.simulations!r}.")
+        if self.opponent == "strategist":
+            if not self.strategy_source:
+                raise InputError("The strategist opponent needs a strategy: run Improve or load a strategy library.")
+            try:
+                check_source(self.strategy_source)
+            except SandboxError as e:
+                raise InputError(f"The strategy was refused: {e}") from None
         check_seed(self.seed)
         return GopsConfig(int(self.num_cards), self.tie_rule, self.prize_order)
 
@@ -78,12 +89,16 @@ class GopsMatch:
             raise InputError(f"Not a GOPS match: {e}") from None
 
 
-def make_agent(request: GopsMatchRequest) -> Agent:
+def make_agent(request: GopsMatchRequest) -> tuple[Agent, SandboxedFunction | None]:
+    """The agent and, for an LLM-written strategy, its sandbox (to close after the move)."""
     if request.opponent == "random":
-        return RandomAgent()
+        return RandomAgent(), None
     if request.opponent == "greedy":
-        return GreedyAgent()
-    return MCTSAgent(simulations=request.simulations)
+        return GreedyAgent(), None
+    if request.opponent == "mcts" or request.strategy_source.strip() == BASELINE_SOURCE.strip():
+        return MCTSAgent(simulations=request.simulations), None  # the hand-written heuristic, compiled
+    fn = SandboxedFunction(request.strategy_source)
+    return MCTSAgent(fn.evaluate, simulations=request.simulations, name="strategist"), fn
 
 
 def new_match(request: GopsMatchRequest) -> GopsMatch:
@@ -97,9 +112,15 @@ def play_card(match: GopsMatch, card: int) -> GopsMatch:
         raise InputError("The game is over: start a new one.")
     if card not in match.state.hand(0):
         raise InputError(f"You do not hold card {card}; your hand is {list(match.state.hand(0))}.")
-    agent = make_agent(match.request)
+    agent, sandbox = make_agent(match.request)
     rng = np.random.default_rng([match.request.seed, match.state.round])
-    bid = agent.act(match.state, 1, rng)
+    try:
+        bid = agent.act(match.state, 1, rng)
+    except SandboxError as e:
+        raise InputError(f"The strategy failed in its sandbox: {e}") from None
+    finally:
+        if sandbox is not None:
+            sandbox.close()
     stats = agent.describe_last_move() or {"chosen": bid}
     return GopsMatch(match.request, match.state.apply(int(card), int(bid)), False,
                      match.search + [{"round": match.state.round + 1, "prize": match.state.prize, **stats}])

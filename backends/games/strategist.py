@@ -371,6 +371,32 @@ class StrategistRun:
             yield {"kind": "record", **record}
 
 
+def best_of_library(path: str | Path) -> Strategy:
+    """The top-scored strategy of a saved library (a run folder or its ``library.json``)."""
+    path = Path(path)
+    path = path / "library.json" if path.is_dir() else path
+    try:
+        library = StrategyLibrary.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError) as e:
+        raise InputError(f"No readable strategy library at {path.name}: {e.__class__.__name__}") from None
+    best = library.top(1)
+    if not best:
+        raise InputError("That strategy library has no scored strategy yet.")
+    return best[0]
+
+
+def shipped_library() -> Path:
+    """The library of the STRATEGIST run shipped with the suite (``assets/games-strategist``)."""
+    from backends.common.settings import get_settings
+
+    return get_settings().assets_dir / "games-strategist" / "library.json"
+
+
+def describe_origin(s: Strategy) -> str:
+    kind = s.origin.get("kind", "?")
+    return f"{s.id}: {kind}" + (f" by {s.origin['llm']}" if s.origin.get("llm") else "")
+
+
 # --- views for the tab and the CLI ---------------------------------------------------------------------
 
 def library_rows(run: StrategistRun) -> list[list]:

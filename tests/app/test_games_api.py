@@ -16,7 +16,7 @@ def session(live_app):
 
 
 def test_new_game_play_and_resign_through_the_api(session):
-    board, *_ = session.predict(5, "discard", "descending", "greedy", 10, 0, api_name="/gops_new")
+    board, *_ = session.predict(5, "discard", "descending", "greedy", 100, 0, api_name="/gops_new")
     assert "Prize: **5**" in board
     board, history, stats, log, *_ = session.predict("5", api_name="/gops_play")
     assert history["data"][0][:4] == [1, 5, 5, 5]  # greedy bid the prize: a tie, discarded
@@ -28,7 +28,7 @@ def test_new_game_play_and_resign_through_the_api(session):
 
 
 def test_playing_a_card_you_do_not_hold_is_a_clear_error(session):
-    session.predict(4, "discard", "random", "random", 10, 1, api_name="/gops_new")
+    session.predict(4, "discard", "random", "random", 100, 1, api_name="/gops_new")
     session.predict("3", api_name="/gops_play")
     with pytest.raises(Exception, match="do not hold card 3"):
         session.predict("3", api_name="/gops_play")

@@ -31,3 +31,31 @@ def test_illegal_moves_resign_and_round_trip():
         play_card(done, 1)
     with pytest.raises(InputError, match="Unknown opponent"):
         new_match(GopsMatchRequest(opponent="oracle"))
+
+
+MARGIN_SOURCE = '''
+def evaluate_state(state):
+    """Scores so far plus the remaining prizes split by each side's share of the card total."""
+    left = sum(state["prizes_left"]) + (state["prize"] or 0) + state["pot"]
+    mine = sum(state["p0_hand"])
+    theirs = sum(state["p1_hand"])
+    share = mine / (mine + theirs) if mine + theirs else 0.5
+    return (state["p0_score"] + left * share, state["p1_score"] + left * (1 - share)), {"share": share}
+'''
+
+
+def test_the_strategist_opponent_plays_its_strategy_in_the_sandbox():
+    req = GopsMatchRequest(num_cards=5, opponent="strategist", simulations=40, seed=2, strategy_source=MARGIN_SOURCE,
+                           strategy_name="s001: llm-idea by a test double")
+    m = new_match(req)
+    while not m.over:
+        m = play_card(m, m.state.hand(0)[0])
+    assert m.state.is_terminal and all(s["simulations"] == 40 for s in m.search)
+    assert GopsMatch.from_json(m.to_json()).request.strategy_source == MARGIN_SOURCE  # the log carries it
+
+
+def test_the_strategist_opponent_refuses_bad_code_and_needs_a_strategy():
+    with pytest.raises(InputError, match="refused"):
+        new_match(GopsMatchRequest(opponent="strategist", strategy_source="import os\ndef evaluate_state(s):\n  return 1"))
+    with pytest.raises(InputError, match="needs a strategy"):
+        new_match(GopsMatchRequest(opponent="strategist"))
