@@ -217,7 +217,8 @@ def write_code(llm: LLM, messages: list[dict], seed: int, retries: int = 3) -> t
     calls = 0
     probe = [state_dict(GopsState.new(GopsConfig(6), seed=seed))]
     for attempt in range(retries + 1):
-        reply = llm.complete(messages, max_tokens=600, temperature=0.7, seed=seed + attempt)
+        # code at a low temperature: small models drift into invalid text at 0.7
+        reply = llm.complete(messages, max_tokens=600, temperature=0.3, seed=seed + attempt)
         calls += 1
         try:
             code = extract_code(reply.text)
@@ -270,8 +271,9 @@ class StrategistRun:
         calls = 0
         for k in range(llm_seeds):
             msgs = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": "Write a good evaluate_state(state) for GOPS from scratch. Think about "
-                     "which cards are worth spending on which prizes. Answer with one ```python``` block."}]
+                    {"role": "user", "content": "Write a good evaluate_state(state) for GOPS. Think about which cards "
+                     "are worth spending on which prizes. This simple baseline shows the required form:\n```python\n"
+                     f"{BASELINE_SOURCE.strip()}\n```\nWrite a different, better one. Answer with one ```python``` block."}]
             try:
                 code, c = write_code(self.llm, msgs, seed=self.seed + 100 + k)
                 calls += c

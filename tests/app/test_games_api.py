@@ -27,6 +27,14 @@ def test_new_game_play_and_resign_through_the_api(session):
     assert "resigned" in board
 
 
+def test_play_against_the_shipped_strategist_strategy(session):
+    """Without an Improve run in this session, the strategist opponent is the shipped run's best strategy."""
+    board, *_ = session.predict(5, "discard", "descending", "strategist", 200, 0, api_name="/gops_new")
+    assert "strategist, strategy s0" in board and ("hand-written" in board or " by " in board)
+    board, history, stats, *_ = session.predict("5", api_name="/gops_play")
+    assert stats["simulations"] == 200 and history["data"][0][2] == 5
+
+
 def test_playing_a_card_you_do_not_hold_is_a_clear_error(session):
     session.predict(4, "discard", "random", "random", 100, 1, api_name="/gops_new")
     session.predict("3", api_name="/gops_play")
