@@ -59,7 +59,6 @@ class _Pending:
     """Buffers for up to ``size`` leaves waiting for a Python heuristic (see ``gops_search.search``)."""
 
     def __init__(self, size: int, n: int):
-        self.node = np.zeros(size, np.int64)
         self.path = np.zeros((size, n + 1, 4), np.int64)
         self.length = np.zeros(size, np.int64)
         self.state = np.zeros((size, 3), np.float64)
@@ -67,7 +66,7 @@ class _Pending:
 
     @property
     def arrays(self):
-        return self.node, self.path, self.length, self.state, self.moves
+        return self.path, self.length, self.state, self.moves
 
 
 class MCTSAgent(Agent):

@@ -173,7 +173,7 @@ def _to_value(v0, v1, total, win_loss):
 
 @njit(cache=True)
 def search(node_visits, stat_n, stat_w, keys, vals, count, n, h0, h1, s0, s1, pot, prize, unseen, order, carry,
-           sims, leaf, rollouts, c, win_loss, seed, pend_node, pend_path, pend_len, pend_state, pend_moves):
+           sims, leaf, rollouts, c, win_loss, seed, pend_path, pend_len, pend_state, pend_moves):
     """Run ``sims`` simulations from the root. With ``LEAF_EXTERNAL`` every new node is left pending:
     its path (nodes and bids) goes into the ``pend_*`` arrays for the caller to score and back up with
     :func:`backup`; the return value is how many are pending (0 for the compiled leaves)."""
@@ -197,7 +197,7 @@ def search(node_visits, stat_n, stat_w, keys, vals, count, n, h0, h1, s0, s1, po
         di = 0
         depth = 0
         value = 0.0
-        new_leaf = -1
+        pend = False  # a new node waiting for a Python heuristic's value
         while True:
             if p == 0:  # the game is over: the exact result
                 value = _to_value(t0, t1, total, win_loss)
@@ -241,7 +241,7 @@ def search(node_visits, stat_n, stat_w, keys, vals, count, n, h0, h1, s0, s1, po
                         acc += _to_value(r0, r1, total, win_loss)
                     value = acc / rollouts
                 else:
-                    new_leaf = child
+                    pend = child >= 0
                 break
             node = child
         for k in range(depth):  # count the visit now; the value follows (external leaves: later)
@@ -249,11 +249,10 @@ def search(node_visits, stat_n, stat_w, keys, vals, count, n, h0, h1, s0, s1, po
             node_visits[nd] += 1
             stat_n[nd, 0, path[k, 1] - 1] += 1
             stat_n[nd, 1, path[k, 2] - 1] += 1
-            if new_leaf < 0 or p == 0:
+            if not pend:
                 stat_w[nd, 0, path[k, 1] - 1] += value
                 stat_w[nd, 1, path[k, 2] - 1] -= value
-        if new_leaf >= 0 and p != 0:
-            pend_node[pending] = new_leaf
+        if pend:
             pend_len[pending] = depth
             for k in range(depth):
                 pend_path[pending, k, 0] = path[k, 0]
