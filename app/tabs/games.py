@@ -256,16 +256,19 @@ def build(demo: gr.Blocks) -> None:
         with gr.Row():
             pick = gr.Dropdown([], label="Strategy", elem_id="strategist-pick")
             lib_file = gr.File(label="Run files (library, ideas, log)", file_count="multiple")
+            lib_upload = gr.UploadButton("Load a saved run (library.json, ideas.json, log.jsonl)",
+                                        file_count="multiple", file_types=[".json", ".jsonl"],
+                                        elem_id="strategist-load")
         with gr.Row():
             code = gr.Code(language="python", label="Source", interactive=False)
             diff = gr.Code(language="python", label="Diff against its parent", interactive=False)
 
-    def _run_views(run):
+    def _run_views(run_path, library):
         import pandas as pd
 
-        rows = strategist.library_rows(run)
-        files = [str(run.dir / n) for n in ("library.json", "ideas.json", "log.jsonl") if (run.dir / n).exists()]
-        return (pd.DataFrame(strategist.score_curve(run) or [], columns=["iteration", "best score"]), rows,
+        rows = strategist.library_rows(library)
+        files = [str(run_path / n) for n in strategist.RUN_FILES if (run_path / n).exists()]
+        return (pd.DataFrame(strategist.score_curve(run_path) or [], columns=["iteration", "best score"]), rows,
                 gr.update(choices=[r[0] for r in rows], value=rows[0][0] if rows else None), files)
 
     def _open_run(path, settings_tuple, method_v, seed_v):
@@ -284,15 +287,15 @@ def build(demo: gr.Blocks) -> None:
         run = _open_run(path, (n, games, sims), method_v, seed_v)
         token = CANCELS.start(request, "strategist")
         try:
-            yield (str(path), f"Running with **{run.llm.name}**…", *_run_views(run))
+            yield (str(path), f"Running with **{run.llm.name}**…", *_run_views(run.dir, run.library))
             for kind, _ in stream(run.run(int(iters), token), progress):
                 if kind == "result":
                     best = run.library.top(1)
                     status = (f"Iteration {run.iteration} · best **{best[0].id}** score {best[0].score:.3f} · "
                               f"LLM calls so far {run.llm_calls} ({run.llm.name})") if best else "Seeded."
-                    yield (str(path), status, *_run_views(run))
+                    yield (str(path), status, *_run_views(run.dir, run.library))
         except Cancelled:
-            yield (str(path), f"Stopped after iteration {run.iteration}.", *_run_views(run))
+            yield (str(path), f"Stopped after iteration {run.iteration}.", *_run_views(run.dir, run.library))
         finally:
             CANCELS.finish(request, "strategist", token)
 
@@ -311,7 +314,18 @@ def build(demo: gr.Blocks) -> None:
         lib = strategist.StrategyLibrary.from_json(list(data.values()))
         return data[sid]["source"], strategist.diff_against_parent(lib, sid)
 
+    @user_errors
+    def on_load_run(files):
+        path = new_output_dir("strategist")
+        library = strategist.import_run_files([f if isinstance(f, str) else f.name for f in files or []], path)
+        best = library.top(1)
+        status = (f"Loaded {len(library.items)} strategies; best **{strategist.describe_origin(best[0])}**. "
+                  "*Run / continue* goes on from here; the strategist opponent in GOPS now plays its best."
+                  if best else f"Loaded {len(library.items)} strategies (none scored yet).")
+        return (str(path), status, *_run_views(path, library))
+
     imp_outputs = [run_dir, imp_status, curve, table, pick, lib_file]
+    lib_upload.upload(on_load_run, inputs=lib_upload, outputs=imp_outputs, api_name="strategist_load")
     imp_run.click(on_improve, inputs=[run_dir, method, iterations, imp_cards, imp_games, imp_sims, imp_seed],
                   outputs=imp_outputs, api_name="strategist_run", concurrency_id="gpu")
     imp_stop.click(on_stop_improve, outputs=imp_status, api_name="strategist_stop", queue=False)

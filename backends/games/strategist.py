@@ -373,6 +373,34 @@ class StrategistRun:
             yield {"kind": "record", **record}
 
 
+RUN_FILES = ("library.json", "ideas.json", "log.jsonl")
+
+
+def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
+    """A saved run (its library.json, and ideas.json / log.jsonl when given) copied into ``run_dir`` so
+    the run continues from it; the library is checked before anything is written."""
+    by_name = {Path(f).name: Path(f) for f in files}
+    if "library.json" not in by_name:
+        raise InputError("Load a run's library.json (and, to continue the run, its ideas.json and log.jsonl).")
+    try:
+        data = json.loads(by_name["library.json"].read_text())
+        library = StrategyLibrary.from_json(data)
+        for s in library.items.values():
+            check_source(s.source)
+        ideas = json.loads(by_name["ideas.json"].read_text()) if "ideas.json" in by_name else {}
+        IdeaLibrary(ideas)
+    except (ValueError, TypeError, KeyError) as e:
+        raise InputError(f"Not a strategy library: {e.__class__.__name__}: {e}") from None
+    except SandboxError as e:
+        raise InputError(f"A strategy in that library was refused: {e}") from None
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "library.json").write_text(json.dumps(data, indent=1))
+    (run_dir / "ideas.json").write_text(json.dumps(ideas, indent=1))
+    log = by_name["log.jsonl"].read_text() if "log.jsonl" in by_name else ""
+    (run_dir / "log.jsonl").write_text(log)
+    return library
+
+
 def best_of_library(path: str | Path) -> Strategy:
     """The top-scored strategy of a saved library (a run folder or its ``library.json``)."""
     path = Path(path)
@@ -401,10 +429,10 @@ def describe_origin(s: Strategy) -> str:
 
 # --- views for the tab and the CLI ---------------------------------------------------------------------
 
-def library_rows(run: StrategistRun) -> list[list]:
+def library_rows(library: StrategyLibrary) -> list[list]:
     """id, origin, idea, parent, score, generation — best first."""
     rows = []
-    for s in sorted(run.library.items.values(), key=lambda s: -(s.score if s.score is not None else -1)):
+    for s in sorted(library.items.values(), key=lambda s: -(s.score if s.score is not None else -1)):
         origin = s.origin.get("kind", "")
         if s.origin.get("llm"):
             origin += f" ({s.origin['llm']})"
@@ -413,9 +441,9 @@ def library_rows(run: StrategistRun) -> list[list]:
     return rows
 
 
-def score_curve(run: StrategistRun) -> list[dict]:
+def score_curve(run_dir: Path) -> list[dict]:
     """Best score of the library after each logged iteration."""
-    path = run.dir / "log.jsonl"
+    path = Path(run_dir) / "log.jsonl"
     if not path.exists():
         return []
     out = []

@@ -35,6 +35,25 @@ def test_play_against_the_shipped_strategist_strategy(session):
     assert stats["simulations"] == 200 and history["data"][0][2] == 5
 
 
+def test_load_a_saved_library_and_play_its_best_strategy(session, tmp_path):
+    from gradio_client import handle_file
+
+    from backends.games.gops_heuristics import BASELINE_SOURCE
+
+    better = BASELINE_SOURCE.replace('"expected_p0": v0', '"expected_p0": v0, "loaded": 1')
+    lib = [{"id": "s000", "source": BASELINE_SOURCE, "origin": {"kind": "hand-written"}, "score": 0.4},
+           {"id": "s001", "source": better, "origin": {"kind": "llm-idea", "llm": "a recorded model", "idea": "x",
+                                                      "parent": "s000"}, "score": 0.6, "generation": 1}]
+    path = tmp_path / "library.json"
+    path.write_text(json.dumps(lib))
+    out = session.predict([handle_file(str(path))], api_name="/strategist_load")
+    assert "Loaded 2 strategies" in out[0] and "s001: llm-idea by a recorded model" in out[0]
+    board, *_ = session.predict(5, "discard", "descending", "strategist", 100, 0, api_name="/gops_new")
+    assert "strategy s001: llm-idea by a recorded model" in board
+    board, history, stats, *_ = session.predict("5", api_name="/gops_play")
+    assert stats["simulations"] == 100  # the loaded strategy searched, in its sandbox
+
+
 def test_playing_a_card_you_do_not_hold_is_a_clear_error(session):
     session.predict(4, "discard", "random", "random", 100, 1, api_name="/gops_new")
     session.predict("3", api_name="/gops_play")

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from backends.common.errors import InputError
 from backends.games.gops_heuristics import BASELINE_SOURCE
 from backends.games.strategist import (
     EvalSettings,
@@ -97,9 +98,9 @@ def test_views_for_the_tab(tmp_path):
     run = StrategistRun(tmp_path, ScriptedLLM(), EvalSettings(num_cards=4, games_per_pair=2, simulations=8,
                                                               benchmark_rollouts=4), fittest=1, children=1)
     list(run.run(iterations=1))
-    rows = library_rows(run)
+    rows = library_rows(run.library)
     assert rows[0][4] == max(r[4] for r in rows if r[4] is not None)
-    assert [c["iteration"] for c in score_curve(run)] == [0, 1]
+    assert [c["iteration"] for c in score_curve(run.dir)] == [0, 1]
     children = [r[0] for r in rows if r[3]]
     assert children
     for child in children:  # a diff against the parent; empty only when the LLM returned the parent's code
@@ -107,3 +108,32 @@ def test_views_for_the_tab(tmp_path):
         same = s.source == run.library.items[s.origin["parent"]].source
         assert (diff_against_parent(run.library, child) == "") == same
         assert same or "+++ " + child in diff_against_parent(run.library, child)
+
+
+def test_a_saved_run_loads_into_a_new_folder_and_continues(tmp_path):
+    from backends.games.strategist import best_of_library, import_run_files
+
+    settings = EvalSettings(num_cards=4, games_per_pair=2, simulations=8, benchmark_rollouts=4)
+    run = StrategistRun(tmp_path / "a", ScriptedLLM(), settings, fittest=1, children=1)
+    list(run.run(iterations=1))
+    files = [tmp_path / "a" / n for n in ("library.json", "ideas.json", "log.jsonl")]
+    library = import_run_files(files, tmp_path / "b")
+    assert set(library.items) == set(run.library.items)
+    assert best_of_library(tmp_path / "b").id == run.library.top(1)[0].id
+    resumed = StrategistRun(tmp_path / "b", ScriptedLLM(), settings, fittest=1, children=1)
+    assert resumed.iteration == 1 and resumed.llm_calls == run.llm_calls
+
+
+def test_loading_refuses_what_is_not_a_safe_library(tmp_path):
+    from backends.games.strategist import import_run_files
+
+    bad = tmp_path / "library.json"
+    bad.write_text('[{"id": "s0", "source": "import os\\ndef evaluate_state(s):\\n  return 1", "origin": {}}]')
+    with pytest.raises(InputError, match="refused"):
+        import_run_files([bad], tmp_path / "run")
+    bad.write_text('{"not": "a list"}')
+    with pytest.raises(InputError, match="Not a strategy library"):
+        import_run_files([bad], tmp_path / "run")
+    with pytest.raises(InputError, match="library.json"):
+        import_run_files([tmp_path / "ideas.json"], tmp_path / "run")
+    assert not (tmp_path / "run").exists()
