@@ -121,7 +121,7 @@ def build(demo: gr.Blocks) -> None:
                                 info="discard: nobody scores (OpenSpiel); carry: points go to the next round's winner")
             order = gr.Radio(["random", "descending", "ascending"], value="random", label="Prize order")
         with gr.Row():
-            opponent = gr.Dropdown(list(OPPONENTS), value="mcts", label="Opponent",
+            opponent = gr.Dropdown(list(OPPONENTS), value="mcts", label="Opponent", elem_id="gops-opponent",
                                    info="mcts = MCTS with the hand-written value heuristic at the leaves; strategist "
                                         "= MCTS with the best strategy of your Improve run (else the shipped run's)")
             sims = gr.Slider(100, 200_000, value=20_000, step=100, label="MCTS simulations per move",
