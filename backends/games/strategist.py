@@ -419,7 +419,7 @@ def shipped_library() -> Path:
     """The library of the STRATEGIST run shipped with the suite (``assets/games-strategist``)."""
     from backends.common.settings import get_settings
 
-    return get_settings().assets_dir / "games-strategist" / "library.json"
+    return get_settings().assets_dir / "games-strategist" / "strategist" / "library.json"
 
 
 def describe_origin(s: Strategy) -> str:
