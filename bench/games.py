@@ -239,9 +239,10 @@ def avalon_llm_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
 
 
 def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
-    """Both improvement methods from the same library (the hand-written baseline + one LLM seed), each
-    until it has made ``llm_calls`` LLM calls; then each method's best strategy plays the same fixed
-    opponents (MCTS with random rollouts, STRATEGIST's benchmark, and MCTS + the baseline heuristic)."""
+    """Both improvement methods from the same library (the hand-written baseline + one LLM seed): STRATEGIST
+    until it has made ``llm_calls`` LLM calls, then beam until it has made at least as many (iterations
+    end on whole steps); then each method's best strategy plays the same fixed opponents (MCTS with
+    random rollouts, STRATEGIST's benchmark, and MCTS + the baseline heuristic)."""
     import shutil
 
     from backends.common.parallel import run_tasks
@@ -260,6 +261,7 @@ def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
         run.start(llm_seeds=1)
         while run.llm_calls < llm_calls:
             run.step()
+        llm_calls = max(llm_calls, run.llm_calls)  # the next method gets at least as many
         best = run.library.top(1)[0]
         scores = {}
         for opponent in (BENCHMARK, "mcts"):
