@@ -49,7 +49,8 @@ def assignments(view: dict, rng: np.random.Generator, limit: int = 4000) -> list
     if math.factorial(len(rest)) <= MAX_ENUMERATE:
         perms = set(permutations(rest))
     else:
-        perms = {tuple(rng.permutation(rest)) for _ in range(limit)}
+        perms = {tuple(str(r) for r in rng.permutation(rest)) for _ in range(limit)}
+    perms = sorted(perms)  # a set of role names iterates in string-hash order: sort, so seeds reproduce
     quests = [(set(e["team"]), e["fails"]) for e in _records(view, "quest_result")]
     want = view["sees"]
     out = []
