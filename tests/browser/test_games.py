@@ -30,6 +30,11 @@ def test_play_a_full_gops_game_by_clicking(page):
     expect(page.locator('#gops-log a[download="gops_game.json"]')).to_have_count(1)
 
 
+# what the status asks for → the control that must appear for it
+CONTROL_FOR = {"to speak": "#avalon-say", "pick a team": "#avalon-propose", "Vote on": "#avalon-approve",
+               "play a card": "#avalon-success"}
+
+
 def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page):
     page.get_by_role("tab", name="Strategy Games").click()
     page.get_by_role("tab", name="Avalon").click()
@@ -45,6 +50,9 @@ def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page):
         before = log_link.get_attribute("href")
         if "Game over" in text:
             break
+        control = next((c for word, c in CONTROL_FOR.items() if word in text), None)
+        assert control, f"no control for: {text}"
+        expect(page.locator(control)).to_be_visible(timeout=30_000)  # the status may render before the button
         if page.locator("#avalon-say").is_visible():
             said += 1
             box = page.locator("#avalon-say-text textarea")
