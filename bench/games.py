@@ -29,6 +29,8 @@ import numpy as np
 from backends.games.gops import GopsConfig, GopsState
 from backends.games.gops_agents import GreedyAgent, MCTSAgent, RandomAgent
 from backends.games.gops_batch import random_playouts
+from backends.games.gops_games import strategy_agent
+from backends.games.gops_heuristics import BASELINE_SOURCE
 from bench.report import RESULTS, markdown_table, write_results
 
 
@@ -80,7 +82,6 @@ def our_sims_per_s(n_cards: int, leaf: str = "rollout", seconds: float = 1.0) ->
     """Simulations per second of our search on the first move: ``rollout`` (the peer's leaf evaluator),
     ``baseline`` (the compiled heuristic) or ``sandboxed`` (the baseline's source run in the sandbox, as
     any LLM-written strategy is)."""
-    from backends.games.gops_heuristics import BASELINE_SOURCE
     from backends.games.sandbox import SandboxedFunction
 
     state = GopsState.new(GopsConfig(n_cards), seed=0)
@@ -277,18 +278,6 @@ def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
     return out
 
 
-def best_strategy_agent(source: str | None, seconds: float):
-    """MCTS with the best strategy at its leaves for ``seconds`` a move: the compiled heuristic when the
-    best is the hand-written baseline, else the strategy's source in the sandbox. Returns (agent, sandbox)."""
-    from backends.games.gops_heuristics import BASELINE_SOURCE
-    from backends.games.sandbox import SandboxedFunction
-
-    if source is None or source.strip() == BASELINE_SOURCE.strip():
-        return MCTSAgent("baseline", simulations=10**9, seconds=seconds), None
-    fn = SandboxedFunction(source)
-    return MCTSAgent(fn.evaluate, simulations=10**9, seconds=seconds), fn
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="GOPS-6, few games, no LLM parts")
@@ -336,7 +325,8 @@ def main(argv=None) -> int:
                   else "MCTS + hand-written baseline heuristic (no STRATEGIST run)")
 
     peer_sims = max(1, int(peer_sp * move_s))  # the same wall-clock time per move
-    best_agent, sandbox = best_strategy_agent(best_info["best_source"] if best_info else None, move_s)
+    best_agent, sandbox = strategy_agent(best_info["best_source"] if best_info else BASELINE_SOURCE,
+                                         simulations=10**9, seconds=move_s)
     play = {}
     try:
         play[best_label] = ci95(play_vs_openspiel(best_agent, n_cards, games, peer_sims, seed=1))

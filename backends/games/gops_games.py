@@ -28,6 +28,20 @@ class GameTask:
     p1_simulations: int | None = None
 
 
+def strategy_agent(source: str, name: str = "strategist", **search):
+    """MCTS with a strategy at its leaves, and its sandbox (close it when done; None when compiled): the
+    compiled heuristic when the strategy is the hand-written baseline (the same numbers, far faster),
+    else the strategy's source in the sandbox. ``search``: ``MCTSAgent``'s budget and settings."""
+    from .gops_agents import MCTSAgent
+    from .gops_heuristics import BASELINE_SOURCE
+    from .sandbox import SandboxedFunction
+
+    if source.strip() == BASELINE_SOURCE.strip():
+        return MCTSAgent("baseline", name=name, **search), None
+    fn = SandboxedFunction(source)
+    return MCTSAgent(fn.evaluate, name=name, **search), fn
+
+
 def build_agent(name: str, source: str | None, simulations: int):
     """An agent and, for strategies, its sandbox (to close)."""
     from .gops_agents import GreedyAgent, MCTSAgent, RandomAgent

@@ -16,7 +16,7 @@ from backends.common.seeding import check_seed
 
 from .gops import GopsConfig, GopsState
 from .gops_agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
-from .gops_heuristics import BASELINE_SOURCE
+from .gops_games import strategy_agent
 from .sandbox import SandboxedFunction, SandboxError, check_source
 
 OPPONENTS = ("random", "greedy", "mcts", "strategist")
@@ -95,10 +95,9 @@ def make_agent(request: GopsMatchRequest) -> tuple[Agent, SandboxedFunction | No
         return RandomAgent(), None
     if request.opponent == "greedy":
         return GreedyAgent(), None
-    if request.opponent == "mcts" or request.strategy_source.strip() == BASELINE_SOURCE.strip():
-        return MCTSAgent(simulations=request.simulations), None  # the hand-written heuristic, compiled
-    fn = SandboxedFunction(request.strategy_source)
-    return MCTSAgent(fn.evaluate, simulations=request.simulations, name="strategist"), fn
+    if request.opponent == "mcts":
+        return MCTSAgent(simulations=request.simulations), None
+    return strategy_agent(request.strategy_source, simulations=request.simulations)
 
 
 def new_match(request: GopsMatchRequest) -> GopsMatch:
