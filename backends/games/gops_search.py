@@ -64,25 +64,23 @@ def _find_or_add(keys, vals, count, capacity, key):
 
 
 @njit(cache=True)
-def baseline_value(n, h0, h1, s0, s1, pot, prize, deck_mask):
-    """Scores so far plus the remaining prizes matched rank by rank to both hands (ties split)."""
-    prizes = np.empty(n, np.int64)
-    a = np.empty(n, np.int64)
-    b = np.empty(n, np.int64)
+def _unpack(mask, n):
+    """The cards of a bitmask, ascending, and how many there are."""
+    out = np.empty(n, np.int64)
     m = 0
     for c in range(1, n + 1):
-        if (deck_mask >> (c - 1)) & 1 or c == prize:
-            prizes[m] = c
+        if (mask >> (c - 1)) & 1:
+            out[m] = c
             m += 1
-    i = 0
-    j = 0
-    for c in range(1, n + 1):
-        if (h0 >> (c - 1)) & 1:
-            a[i] = c
-            i += 1
-        if (h1 >> (c - 1)) & 1:
-            b[j] = c
-            j += 1
+    return out, m
+
+
+@njit(cache=True)
+def baseline_value(n, h0, h1, s0, s1, pot, prize, deck_mask):
+    """Scores so far plus the remaining prizes matched rank by rank to both hands (ties split)."""
+    prizes, m = _unpack(deck_mask | _bit(prize), n)
+    a, _ = _unpack(h0, n)
+    b, _ = _unpack(h1, n)
     v0 = s0 + pot / 2.0
     v1 = s1 + pot / 2.0
     for k in range(m):
@@ -99,17 +97,8 @@ def baseline_value(n, h0, h1, s0, s1, pot, prize, deck_mask):
 @njit(cache=True)
 def _rollout(n, h0, h1, s0, s1, pot, prize, deck, di, carry):
     """One random playout: both players bid their remaining cards in random order."""
-    a = np.empty(n, np.int64)
-    b = np.empty(n, np.int64)
-    m = 0
-    j = 0
-    for c in range(1, n + 1):
-        if (h0 >> (c - 1)) & 1:
-            a[m] = c
-            m += 1
-        if (h1 >> (c - 1)) & 1:
-            b[j] = c
-            j += 1
+    a, m = _unpack(h0, n)
+    b, _ = _unpack(h1, n)
     for k in range(m - 1, 0, -1):
         r = np.random.randint(0, k + 1)
         a[k], a[r] = a[r], a[k]
