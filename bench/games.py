@@ -303,16 +303,8 @@ def main(argv=None) -> int:
          sims["sandboxed"] / peer_sp],
     ]))
 
-    improve = None
-    if llm_calls:
-        from backends.games.llm import LLMNotConfigured
-
-        try:
-            improve = strategist_vs_beam(llm_calls, games=20)
-        except LLMNotConfigured as e:
-            not_measured.append(f"STRATEGIST vs beam: {e}")
-    else:
-        not_measured.append("STRATEGIST vs beam (skipped: --llm-calls 0)")
+    improve = _with_llm("STRATEGIST vs beam", "--llm-calls", llm_calls, not_measured,
+                        lambda: strategist_vs_beam(llm_calls, games=20))
     if improve:
         print()
         print(markdown_table([f"improvement method ({improve['llm']})", "LLM calls", "iterations", "best strategy",
@@ -358,16 +350,8 @@ def main(argv=None) -> int:
     print()
     print(markdown_table(["Avalon, 5 players, no discussion", "good-side win rate", "95% CI ±"],
                          [[k, v[0], v[1]] for k, v in avalon.items()]))
-    avalon_llm = None
-    if avalon_llm_games:
-        from backends.games.llm import LLMNotConfigured
-
-        try:
-            avalon_llm = avalon_llm_win_rates(avalon_llm_games, worlds=8 if args.quick else 16)
-        except LLMNotConfigured as e:
-            not_measured.append(f"Avalon with LLM discussion: {e}")
-    else:
-        not_measured.append("Avalon with LLM discussion (skipped: --avalon-llm-games 0)")
+    avalon_llm = _with_llm("Avalon with LLM discussion", "--avalon-llm-games", avalon_llm_games, not_measured,
+                           lambda: avalon_llm_win_rates(avalon_llm_games, worlds=8 if args.quick else 16))
     if avalon_llm:
         print()
         print(markdown_table([f"Avalon, 5 players, with discussion ({avalon_llm['llm']})", "good-side win rate",
@@ -404,6 +388,20 @@ def main(argv=None) -> int:
           f"{best_label} wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; Avalon search agents "
           f"win {good_vs_rule:.0%} as good / {evil_vs_rule:.0%} as evil vs rule agents; wrote {path.name}")
     return 0
+
+
+def _with_llm(part: str, flag: str, amount: int, not_measured: list[str], run):
+    """``run()`` when ``amount`` asks for it and an LLM is configured; otherwise None, saying why."""
+    from backends.games.llm import LLMNotConfigured
+
+    if not amount:
+        not_measured.append(f"{part} (skipped: {flag} 0)")
+        return None
+    try:
+        return run()
+    except LLMNotConfigured as e:
+        not_measured.append(f"{part}: {e}")
+        return None
 
 
 def _origin(origin: dict) -> str:
