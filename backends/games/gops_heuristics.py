@@ -2,8 +2,9 @@
 
 A heuristic is Python source defining ``evaluate_state(state) -> ((p0_value, p1_value), intermediate)``
 where ``state`` is the dict of :func:`state_dict` (STRATEGIST's nine GOPS fields, named). It runs in the
-sandbox (``backends/games/sandbox.py``); :func:`sandboxed_heuristic` turns it into the callable MCTS
-takes at its leaves, memoising repeated positions.
+sandbox (``backends/games/sandbox.py``): MCTS scores its leaves in batches through the sandbox's
+``evaluate``; :func:`sandboxed_heuristic` gives one position's values (STRATEGIST's feedback). The
+search compiles the hand-written baseline (``gops_search.baseline_value``, tested equal to this source).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def state_dict(state: GopsState) -> dict:
 
 
 def sandboxed_heuristic(fn: SandboxedFunction) -> ValueHeuristic:
-    """The sandboxed strategy as an MCTS leaf evaluator (positions are memoised: they repeat a lot)."""
+    """The sandboxed strategy's values for one position at a time (memoised: positions repeat)."""
     memo: dict = {}
 
     def heuristic(state: GopsState):
