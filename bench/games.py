@@ -249,7 +249,8 @@ def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
     from backends.common.parallel import run_tasks
     from backends.games.gops_games import BENCHMARK, match_tasks, play_task, score_of
     from backends.games.llm import CachedLLM, get_llm
-    from backends.games.strategist import EvalSettings, StrategistRun
+    from backends.games.strategist import StrategistRun
+    from backends.games.strategist_gops import EvalSettings
 
     llm = get_llm()
     root = RESULTS / "strategist"

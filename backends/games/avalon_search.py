@@ -9,10 +9,13 @@ For a decision (team, vote, quest card, assassination) the agent
    the belief updates with every vote, proposal and accusation it sees;
 2. samples worlds from it, rebuilds each as a full game by replaying the public record (the
    determinization), and
-3. for every candidate action, plays each world to the end with the rule agents as the default
-   policy; it takes the action with the best mean value for its side — a win, plus a little for
-   every quest that went its way (determinized Monte-Carlo search, "perfect-information Monte
-   Carlo"; the statistics of its last decision are kept).
+3. for every candidate action, plays each world forward with the rule agents as the default policy
+   and takes the action with the best mean value for its side (determinized Monte-Carlo search,
+   "perfect-information Monte Carlo"; the statistics of its last decision are kept). Without a
+   ``heuristic`` the playout runs to the end (a win, plus a little for every quest that went the
+   side's way); with one — STRATEGIST's value heuristic, ``avalon_heuristics`` — it stops when the
+   current quest is decided and the heuristic scores the position (all leaves of a decision in one
+   batch, so a sandboxed heuristic costs one call per decision).
 
 Speech stays with the rule agents' fixed statements unless a ``speaker`` (``avalon_dialogue``: an
 LLM following a dialogue guide) is given. Everything an agent uses comes from ``AvalonGame.view(seat)``.
@@ -142,10 +145,11 @@ class SearchAgent(RuleAgent):
 
     name = "search"
 
-    def __init__(self, seed: int = 0, worlds: int = 16, speaker=None):
+    def __init__(self, seed: int = 0, worlds: int = 16, speaker=None, heuristic=None):
         super().__init__(seed)
         self.n_worlds = worlds
         self.speaker = speaker
+        self.heuristic = heuristic  # batch of state dicts -> [((good, evil), extra), ...], or None: full playouts
         self.last_stats: dict = {}
 
     def speak(self, view: dict) -> str:
@@ -184,22 +188,54 @@ class SearchAgent(RuleAgent):
         worlds, p = belief(view, self.rng)
         idx = self.rng.choice(len(worlds), size=self.n_worlds, p=p)
         me, side = view["seat"], view["side"]
-        wins = np.zeros(len(candidates))
+        leaves: list[tuple[int, AvalonGame]] = []
         for k in idx:
             roles = worlds[k]
             base = determinize(view, roles)
             seed = int(self.rng.integers(1 << 30))  # common random numbers: every candidate meets the same rollouts
             for c, action in enumerate(candidates):
-                game = _copy(base)
+                game = copy_game(base)
                 {"propose": game.propose, "vote": game.vote, "quest": game.play_quest}[view["pending"]](me, action)
-                play_avalon(game, {i: RuleAgent(seed + i) for i in range(game.n)})
-                wins[c] += rollout_value(game, side)
-        rates = wins / len(idx)
+                _play_out(game, seed, until_quest=len(base.quest_results) if self.heuristic else None)
+                leaves.append((c, game))
+        values = self._leaf_values([g for _, g in leaves], side)
+        totals = np.zeros(len(candidates))
+        for (c, _), v in zip(leaves, values, strict=True):
+            totals[c] += v
+        rates = totals / len(idx)
         best = int(np.flatnonzero(rates >= rates.max() - 1e-12)[self.rng.integers((rates >= rates.max() - 1e-12).sum())])
         self.last_stats = {"decision": view["pending"], "worlds": len(idx), "belief_support": len(worlds),
+                           "leaf": "heuristic" if self.heuristic else "playout",
                            "values": {str(c): round(float(r), 3) for c, r in zip(candidates, rates, strict=True)},
                            "choice": str(candidates[best])}
         return candidates[best]
+
+    def _leaf_values(self, games: list[AvalonGame], side: str) -> list[float]:
+        if self.heuristic is None:
+            return [rollout_value(g, side) for g in games]
+        from .avalon_heuristics import state_dict
+
+        open_ = [i for i, g in enumerate(games) if g.phase != "end"]
+        values = [float(g.winner == side) for g in games]
+        if open_:
+            scored = self.heuristic([state_dict(games[i]) for i in open_])
+            for i, ((good, evil), _) in zip(open_, scored, strict=True):
+                values[i] = float(good if side == "good" else evil)
+        return values
+
+
+def _play_out(game: AvalonGame, seed: int, until_quest: int | None = None) -> AvalonGame:
+    """Play on with rule agents: to the end, or (``until_quest``) until that many + 1 quests are decided."""
+    agents = {i: RuleAgent(seed + i) for i in range(game.n)}
+    if until_quest is None:
+        return play_avalon(game, agents)
+    while game.phase != "end" and len(game.quest_results) <= until_quest:
+        action, seats = game.pending()
+        seat = seats[0]
+        choice = agents[seat].act(game.view(seat))
+        {"propose": game.propose, "vote": game.vote, "quest": game.play_quest,
+         "assassinate": game.assassinate}[action](seat, choice)
+    return game
 
 
 def rollout_value(game: AvalonGame, side: str, shaping: float = 0.25) -> float:
@@ -209,8 +245,9 @@ def rollout_value(game: AvalonGame, side: str, shaping: float = 0.25) -> float:
     return float(game.winner == side) + shaping * mine / 3
 
 
-def _copy(game: AvalonGame) -> AvalonGame:
+def copy_game(game: AvalonGame) -> AvalonGame:
     g = AvalonGame(game.config, game.roles, None, leader=game.leader, quest=game.quest, rejections=game.rejections,
                    phase=game.phase, quest_results=list(game.quest_results), team=game.team, votes=dict(game.votes),
-                   cards=dict(game.cards), spoken=list(game.spoken))
+                   cards=dict(game.cards), spoken=list(game.spoken), events=list(game.events),
+                   actions=list(game.actions))
     return g

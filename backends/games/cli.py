@@ -3,6 +3,7 @@
     iclr25-studio games selfplay --a mcts --b greedy --games 100 --cards 13 --out games.jsonl
     iclr25-studio games tournament --agents random greedy mcts --games 20 --cards 6
     iclr25-studio games improve --run-dir runs/gops --iterations 5 [--method beam]   (needs an LLM endpoint)
+    iclr25-studio games improve --game avalon --part heuristic|guide --run-dir runs/avalon --iterations 3
 
 Agents: random, greedy, mcts (baseline heuristic), or a path to a strategy source file (a sandboxed
 ``evaluate_state`` used at the leaves of MCTS). Every game is one JSON line. Games run serially, in
@@ -43,10 +44,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="run the games as Ray tasks on this cluster ('local' starts Ray here; [dist] extra)")
     ip = sub.add_parser("improve", help="run STRATEGIST iterations (resumes an existing run dir)")
     ip.add_argument("--run-dir", type=Path, required=True)
+    ip.add_argument("--game", default="gops", choices=("gops", "avalon"))
+    ip.add_argument("--part", default="heuristic", choices=("heuristic", "guide"),
+                    help="Avalon: improve the value heuristic or the dialogue guide (--guide-side)")
+    ip.add_argument("--guide-side", default="good", choices=("good", "evil"))
+    ip.add_argument("--players", type=int, default=5, help="Avalon players")
+    ip.add_argument("--games", type=int, default=8, help="Avalon: games per strategy and evaluation")
+    ip.add_argument("--worlds", type=int, default=8, help="Avalon: sampled worlds per search decision")
     ip.add_argument("--iterations", type=int, default=3)
     ip.add_argument("--method", default="strategist", choices=("strategist", "beam"))
-    ip.add_argument("--cards", type=int, default=6)
-    ip.add_argument("--games-per-pair", type=int, default=4)
+    ip.add_argument("--cards", type=int, default=6, help="GOPS cards per suit")
+    ip.add_argument("--games-per-pair", type=int, default=4, help="GOPS self-play games per pairing")
     ip.add_argument("--simulations", type=int, default=16)
     ip.add_argument("--seed", type=int, default=0)
     ip.add_argument("--workers", type=int, default=1, help="local processes for the self-play games")
@@ -82,13 +90,19 @@ def _match(a_spec: str, b_spec: str, args, out) -> float:
 def run(args: argparse.Namespace) -> int:
     if args.games_command == "improve":
         from .llm import get_llm
-        from .strategist import EvalSettings, StrategistRun
+        from .strategist import StrategistRun
+        from .strategist_avalon import AvalonEvalSettings
+        from .strategist_gops import EvalSettings
 
         args.run_dir.mkdir(parents=True, exist_ok=True)
         llm = get_llm(cache=args.run_dir / "llm_cache.jsonl")
-        run_ = StrategistRun(args.run_dir, llm, EvalSettings(args.cards, "discard", args.games_per_pair, args.simulations,
-                                                            workers=args.workers, ray_address=args.ray),
-                             method=args.method, seed=args.seed)
+        if args.game == "avalon":
+            settings = AvalonEvalSettings(args.part, args.players, args.games, args.worlds, args.guide_side,
+                                          workers=args.workers, ray_address=args.ray)
+        else:
+            settings = EvalSettings(args.cards, "discard", args.games_per_pair, args.simulations, workers=args.workers,
+                                    ray_address=args.ray)
+        run_ = StrategistRun(args.run_dir, llm, settings, method=args.method, seed=args.seed)
         for item in run_.run(args.iterations):
             if isinstance(item, dict):
                 print(json.dumps(item))

@@ -28,16 +28,19 @@ class GameTask:
     p1_simulations: int | None = None
 
 
-def strategy_agent(source: str, name: str = "strategist", **search):
-    """MCTS with a strategy at its leaves, and its sandbox (close it when done; None when compiled): the
-    compiled heuristic when the strategy is the hand-written baseline (the same numbers, far faster),
-    else the strategy's source in the sandbox. ``search``: ``MCTSAgent``'s budget and settings."""
+def strategy_agent(source: str, name: str = "strategist", reuse: bool = False, **search):
+    """MCTS with a strategy at its leaves, and its sandbox (close it when done; None when compiled or
+    reused): the compiled heuristic when the strategy is the hand-written baseline (the same numbers, far
+    faster), else the strategy's source in the sandbox — a long-lived shared one with ``reuse`` (the app,
+    one move per call). ``search``: ``MCTSAgent``'s budget and settings."""
     from .gops_agents import MCTSAgent
     from .gops_heuristics import BASELINE_SOURCE
-    from .sandbox import SandboxedFunction
+    from .sandbox import SandboxedFunction, shared
 
     if source.strip() == BASELINE_SOURCE.strip():
         return MCTSAgent("baseline", name=name, **search), None
+    if reuse:
+        return MCTSAgent(shared(source).evaluate, name=name, **search), None
     fn = SandboxedFunction(source)
     return MCTSAgent(fn.evaluate, name=name, **search), fn
 

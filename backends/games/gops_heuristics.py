@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .gops import GopsState
-from .sandbox import SandboxedFunction, check_source
+from .sandbox import SandboxedFunction, load_trusted
 
 # A value heuristic maps a state to the expected final scores of both players (plus named
 # intermediate values, for STRATEGIST's feedback).
@@ -76,15 +76,7 @@ def sandboxed_heuristic(fn: SandboxedFunction) -> ValueHeuristic:
     return heuristic
 
 
-def _trusted(source: str):
-    """Compile the project's own heuristic source in-process (vetted by the same AST check)."""
-    check_source(source)
-    scope: dict = {}
-    exec(compile(source, "<baseline>", "exec"), scope)  # our own code, not an LLM's
-    return scope["evaluate_state"]
-
-
-_baseline = _trusted(BASELINE_SOURCE)
+_baseline = load_trusted(BASELINE_SOURCE)
 
 
 def baseline_heuristic(state: GopsState) -> tuple[tuple[float, float], dict]:

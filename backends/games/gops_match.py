@@ -90,14 +90,14 @@ class GopsMatch:
 
 
 def make_agent(request: GopsMatchRequest) -> tuple[Agent, SandboxedFunction | None]:
-    """The agent and, for an LLM-written strategy, its sandbox (to close after the move)."""
+    """The agent (an LLM-written strategy runs in a shared, long-lived sandbox) and None: nothing to close."""
     if request.opponent == "random":
         return RandomAgent(), None
     if request.opponent == "greedy":
         return GreedyAgent(), None
     if request.opponent == "mcts":
         return MCTSAgent(simulations=request.simulations), None
-    return strategy_agent(request.strategy_source, simulations=request.simulations)
+    return strategy_agent(request.strategy_source, reuse=True, simulations=request.simulations)
 
 
 def new_match(request: GopsMatchRequest) -> GopsMatch:

@@ -1,7 +1,9 @@
-"""STRATEGIST's improvement loop for GOPS value heuristics (the published ImprovementLibrary evolver).
+"""STRATEGIST's improvement loop (the published ImprovementLibrary evolver), for any game domain.
 
-A **strategy library** holds heuristics (Python source, run only in the sandbox) with their self-play
-scores; an **idea library** is a multi-armed bandit over improvement ideas (UCB = mean improvement +
+A **domain** says what a strategy is and how it is scored: GOPS value heuristics
+(``strategist_gops.GopsDomain``), Avalon value heuristics or dialogue guides
+(``strategist_avalon.AvalonDomain``). A **strategy library** holds strategies (code runs only in the
+sandbox) with their self-play scores; an **idea library** is a multi-armed bandit over improvement ideas (UCB = mean improvement +
 sqrt(2·ln N / n)). One iteration:
   1. reflect — for the fittest strategies, turn self-play into feedback (the positions where the
      heuristic's value and the MCTS estimate made with it differ most, and how the game ended), ask the
@@ -19,38 +21,65 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent
 
-from .gops import GopsConfig, GopsState
-from .gops_agents import MCTSAgent
-from .gops_heuristics import (
-    BASELINE_SOURCE,
-    STATE_DOC,
-    sandboxed_heuristic,
-    state_dict,
-)
 from .llm import LLM
-from .sandbox import SandboxedFunction, SandboxError, SandboxLimits, check_source
+from .sandbox import SandboxError, check_source
+from .strategist_text import parse_ideas
+
+
+class Domain(Protocol):
+    """What the loop needs to know about a game (see ``strategist_gops`` and ``strategist_avalon``)."""
+
+    game: str  # "gops" | "avalon"
+    part: str  # what children change: "heuristic" (code) | "guide" (text)
+    system: str  # the system prompt: rules of the game and of the strategy's form
+    noun: str  # "heuristic", "dialogue guide"
+    answer: str  # how the LLM should format a strategy
+    temperature: float
+    max_tokens: int
+
+    def baseline(self) -> dict: ...  # the hand-written strategy's fields (source, guide)
+    def seed_prompt(self) -> str: ...
+    def show(self, strategy: Strategy) -> str: ...  # the part being improved, for a prompt
+    def parse(self, text: str) -> str: ...  # the LLM's answer → the new part, vetted (SandboxError if refused)
+    def apply(self, parent: Strategy, content: str) -> dict: ...  # the child's fields
+    def evaluate(self, strategies: list[Strategy], seed: int) -> tuple[dict[str, float], dict[str, str]]: ...
+    def feedback(self, strategy: Strategy, seed: int) -> str: ...
+
 
 # --- libraries ---------------------------------------------------------------------------------------
 
 @dataclass
 class Strategy:
     id: str
-    source: str
+    source: str  # the value heuristic (Python source)
     origin: dict  # {"kind": hand-written | llm-seed | llm-idea | llm-beam, "llm": ..., "idea": ..., "parent": ...}
     score: float | None = None
     generation: int = 0
     history: list[float] = field(default_factory=list)
+    game: str = "gops"
+    guide: dict[str, str] | None = None  # Avalon: the dialogue guide per side
+
+    def as_text(self) -> str:
+        """The whole strategy as one text (source, then any dialogue guides as comments): what the tab
+        shows and diffs."""
+        import textwrap
+
+        if not self.guide:
+            return self.source
+        guides = [f"# dialogue guide ({side}):\n" + textwrap.fill(text, 96, initial_indent="#   ", subsequent_indent="#   ")
+                  for side, text in sorted(self.guide.items())]
+        return self.source.rstrip() + "\n\n" + "\n".join(guides) + "\n"
 
 
 class StrategyLibrary:
@@ -103,148 +132,50 @@ class IdeaLibrary:
         self.arms.setdefault(idea, []).append(float(delta))
 
 
-# --- evaluation by self-play -------------------------------------------------------------------------
-
-@dataclass
-class EvalSettings:
-    num_cards: int = 6
-    tie_rule: str = "discard"
-    games_per_pair: int = 4
-    simulations: int = 16  # STRATEGIST's search budget per move
-    benchmark_rollouts: int = 16
-    workers: int = 1  # local processes for the self-play games
-    ray_address: str | None = None  # or run them as Ray tasks ("local", "auto", "ray://host:10001")
-
-
-def _agent(strategy_fn, simulations: int) -> MCTSAgent:
-    return MCTSAgent(strategy_fn.evaluate, simulations=simulations)
-
-
-def evaluate(strategies: list[Strategy], settings: EvalSettings, seed: int = 0) -> tuple[dict[str, float], dict[str, str]]:
-    """Round-robin self-play (seats swapped) among the strategies and a benchmark MCTS with random
-    rollouts; score = mean result (win 1, draw ½). Strategies that fail in the sandbox get no score.
-    Every game is a task (``gops_games.play_task``), run serially, in processes or on Ray."""
-    from backends.common.parallel import run_tasks
-
-    from .gops_games import BENCHMARK, GameTask, play_task
-
-    rng = np.random.default_rng(seed)
-    config = GopsConfig(settings.num_cards, settings.tie_rule)
-    sources, errors = {}, {}
-    for s in strategies:  # a quick probe first: broken code never reaches the games
-        try:
-            with SandboxedFunction(s.source, limits=SandboxLimits(seconds_per_call=1.0)) as fn:
-                fn.evaluate([state_dict(GopsState.new(config, seed=0))])
-            sources[s.id] = s.source
-        except SandboxError as e:
-            errors[s.id] = str(e)
-    sims = {sid: settings.simulations for sid in sources} | {BENCHMARK: settings.benchmark_rollouts}
-    ids = [*sources, BENCHMARK]
-    tasks = []
-    for i, a in enumerate(ids):
-        for b in ids[i + 1:]:
-            for g in range(settings.games_per_pair):
-                p0, p1 = (a, b) if g % 2 == 0 else (b, a)
-                tasks.append(GameTask(p0, p1, settings.num_cards, settings.tie_rule, settings.simulations,
-                                      int(rng.integers(2**31)), sources.get(p0), sources.get(p1), sims[p0], sims[p1]))
-    results: dict[str, list[float]] = {k: [] for k in ids}
-    for r in run_tasks(play_task, tasks, ray_address=settings.ray_address, workers=settings.workers):
-        if "error" in r:
-            errors[r["failed"]] = r["error"]
-            continue
-        results[r["p0"]].append(r["p0_result"])
-        results[r["p1"]].append(1 - r["p0_result"])
-    scores = {k: float(np.mean(v)) for k, v in results.items() if v and k != BENCHMARK and k not in errors}
-    return scores, errors
-
-
-def feedback(strategy: Strategy, settings: EvalSettings, seed: int = 0, games: int = 2, worst: int = 5) -> str:
-    """Self-play against the benchmark, as text: positions where the heuristic and its search disagree most."""
-    rng = np.random.default_rng(seed)
-    config = GopsConfig(settings.num_cards, settings.tie_rule)
-    rows, outcomes = [], []
-    with SandboxedFunction(strategy.source) as fn:
-        me = _agent(fn, max(settings.simulations, 32))
-        heuristic = sandboxed_heuristic(fn)
-        bench = MCTSAgent("rollout", simulations=settings.benchmark_rollouts)
-        total = config.num_cards * (config.num_cards + 1) / 2
-        for g in range(games):
-            s = GopsState.new(config, seed=int(rng.integers(2**31)))
-            while not s.is_terminal:
-                (v0, v1), extra = heuristic(s)
-                card = me.act(s, 0, rng)
-                stats = me.describe_last_move()
-                idx = stats["cards"].index(card)
-                est = stats["mean_value"][idx] * total  # search estimate of p0 − p1 after this bid
-                rows.append((abs((v0 - v1) - est), state_dict(s), (v0, v1), extra, est, card, g))
-                s = s.apply(card, bench.act(s, 1, rng))
-            outcomes.append(s.scores)
-    rows.sort(key=lambda r: -r[0])
-    lines = [f"Game {g + 1} ended {a:g} : {b:g} (you are player 0)." for g, (a, b) in enumerate(outcomes)]
-    for _, st, (v0, v1), extra, est, card, g in rows[:worst]:
-        lines.append(f"- game {g + 1}, state {json.dumps(st)}: your heuristic said p0−p1 = {v0 - v1:.1f} "
-                     f"(intermediate {json.dumps(extra)}), the search with it estimated {est:.1f} after bidding {card}.")
-    return "\n".join(lines)
-
-
-# --- prompts and parsing ------------------------------------------------------------------------------
-
-SYSTEM = ("You improve value heuristics for the card game GOPS (Game of Pure Strategy). Each round both players "
-          "secretly bid one card for the prize on the table; the higher bid wins the prize's points. "
-          "A heuristic is a Python function evaluate_state(state) used at the leaves of Monte-Carlo tree search.\n"
-          + STATE_DOC + "\nRules for code: no imports (math is available), no attributes except list/dict methods, "
-          "no names starting with '_', no simulations of whole games.")
-
-
-def parse_ideas(text: str, limit: int = 5) -> list[str]:
-    ideas = [m.group(1).strip() for m in re.finditer(r"^\s*\d+\s*[.)]+\s*(.+)$", text, re.MULTILINE)]
-    return [i for i in ideas if len(i) > 5][:limit]
-
-
-def extract_code(text: str) -> str:
-    blocks = re.findall(r"```(?:python)?\s*\n(.*?)```", text, re.DOTALL)
-    for block in blocks:
-        if "def evaluate_state" in block:
-            return block.strip() + "\n"
-    i = text.find("def evaluate_state")
-    if i < 0:
-        raise SandboxError("the answer contains no function evaluate_state")
-    return text[i:].strip() + "\n"
-
-
-def write_code(llm: LLM, messages: list[dict], seed: int, retries: int = 3) -> tuple[str, int]:
-    """Ask for code until it passes the sandbox (each failure's reason goes back to the LLM). Returns (code, calls)."""
-    calls = 0
-    probe = [state_dict(GopsState.new(GopsConfig(6), seed=seed))]
-    for attempt in range(retries + 1):
-        # code at a low temperature: small models drift into invalid text at 0.7
-        reply = llm.complete(messages, max_tokens=600, temperature=0.3, seed=seed + attempt)
-        calls += 1
-        try:
-            code = extract_code(reply.text)
-            check_source(code)
-            with SandboxedFunction(code) as fn:
-                fn.evaluate(probe)
-            return code, calls
-        except SandboxError as e:
-            messages = messages + [{"role": "assistant", "content": reply.text},
-                                   {"role": "user", "content": f"That code was rejected: {e}. Fix it and answer with the whole function."}]
-    raise SandboxError(f"no valid code after {retries + 1} attempts")
-
-
 # --- the run -----------------------------------------------------------------------------------------
 
-class StrategistRun:
-    """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl); resumes if they exist."""
+def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, retries: int = 3) -> tuple[str, int]:
+    """Ask until the answer passes the domain's vetting (the reason for each refusal goes back to the
+    LLM, as the paper's repair loop). Returns (the new part, LLM calls)."""
+    calls = 0
+    for attempt in range(retries + 1):
+        reply = llm.complete(messages, max_tokens=domain.max_tokens, temperature=domain.temperature,
+                             seed=seed + attempt)
+        calls += 1
+        try:
+            return domain.parse(reply.text), calls
+        except SandboxError as e:
+            messages = messages + [{"role": "assistant", "content": reply.text},
+                                   {"role": "user", "content": f"That was rejected: {e}. Fix it and answer with the "
+                                                               f"whole {domain.noun}."}]
+    raise SandboxError(f"no valid {domain.noun} after {retries + 1} attempts")
 
-    def __init__(self, run_dir: str | Path, llm: LLM, settings: EvalSettings | None = None, method: str = "strategist",
+
+def make_domain(settings, llm: LLM | None = None) -> Domain:
+    """The domain for a settings object: ``strategist_gops.EvalSettings`` or ``strategist_avalon.AvalonEvalSettings``."""
+    from .strategist_avalon import AvalonDomain, AvalonEvalSettings
+    from .strategist_gops import EvalSettings, GopsDomain
+
+    if settings is None or isinstance(settings, EvalSettings):
+        return GopsDomain(settings)
+    if isinstance(settings, AvalonEvalSettings):
+        return AvalonDomain(settings, llm)
+    raise InputError(f"Unknown settings {type(settings).__name__}.")
+
+
+class StrategistRun:
+    """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl, run.json); resumes if they
+    exist. ``settings`` picks the game: GOPS ``EvalSettings`` (default) or ``AvalonEvalSettings``."""
+
+    def __init__(self, run_dir: str | Path, llm: LLM, settings=None, method: str = "strategist",
                  fittest: int = 2, ideas_per_reflection: int = 3, children: int = 2, seed: int = 0):
         if method not in ("strategist", "beam"):
             raise InputError(f"Method must be 'strategist' or 'beam', got {method!r}.")
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.llm, self.method, self.seed = llm, method, seed
-        self.settings = settings or EvalSettings()
+        self.domain = make_domain(settings, llm)
+        self.settings = self.domain.settings
         self.fittest, self.n_ideas, self.children = fittest, ideas_per_reflection, children
         self.library = StrategyLibrary()
         self.ideas = IdeaLibrary()
@@ -252,6 +183,9 @@ class StrategistRun:
         self.llm_calls = 0
         if (self.dir / "library.json").exists():
             self.library = StrategyLibrary.from_json(json.loads((self.dir / "library.json").read_text()))
+            games = {s.game for s in self.library.items.values()}
+            if games and games != {self.domain.game}:
+                raise InputError(f"This run holds {', '.join(sorted(games))} strategies, not {self.domain.game}.")
             self.ideas = IdeaLibrary(json.loads((self.dir / "ideas.json").read_text()))
             log = [json.loads(x) for x in (self.dir / "log.jsonl").read_text().splitlines() if x.strip()]
             self.iteration = max((r["iteration"] for r in log), default=0)
@@ -260,51 +194,60 @@ class StrategistRun:
     def _save(self, record: dict) -> None:
         (self.dir / "library.json").write_text(json.dumps(self.library.to_json(), indent=1))
         (self.dir / "ideas.json").write_text(json.dumps(self.ideas.arms, indent=1))
+        (self.dir / "run.json").write_text(json.dumps({"game": self.domain.game, "part": self.domain.part,
+                                                       "method": self.method, "settings": asdict(self.settings)}))
         with open(self.dir / "log.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
+
+    def _messages(self, text: str) -> list[dict]:
+        return [{"role": "system", "content": self.domain.system}, {"role": "user", "content": text}]
+
+    def _score(self, strategies: list[Strategy], seed: int) -> tuple[dict, dict]:
+        scores, errors = self.domain.evaluate(strategies, seed)
+        for s in strategies:
+            if s.id in scores:
+                s.score = scores[s.id]
+                s.history.append(scores[s.id])
+        return scores, errors
 
     def start(self, llm_seeds: int = 1) -> dict:
         """Seed the library: the hand-written baseline plus ``llm_seeds`` strategies written by the LLM."""
         if self.library.items:
             return {"iteration": self.iteration, "resumed": True}
-        self.library.add(Strategy("s000", BASELINE_SOURCE.strip() + "\n", {"kind": "hand-written"}))
+        d = self.domain
+        base = Strategy("s000", origin={"kind": "hand-written"}, game=d.game, **d.baseline())
+        self.library.add(base)
         calls = 0
         for k in range(llm_seeds):
-            msgs = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": "Write a good evaluate_state(state) for GOPS. Think about which cards "
-                     "are worth spending on which prizes. This simple baseline shows the required form:\n```python\n"
-                     f"{BASELINE_SOURCE.strip()}\n```\nWrite a different, better one. Answer with one ```python``` block."}]
             try:
-                code, c = write_code(self.llm, msgs, seed=self.seed + 100 + k)
+                content, c = write_strategy(self.llm, self._messages(d.seed_prompt()), d, seed=self.seed + 100 + k)
                 calls += c
-                self.library.add(Strategy(self.library.next_id(), code, {"kind": "llm-seed", "llm": self.llm.name}))
+                self.library.add(Strategy(self.library.next_id(), origin={"kind": "llm-seed", "llm": self.llm.name},
+                                          game=d.game, **d.apply(base, content)))
             except SandboxError as e:
                 calls += 4
                 self._save({"iteration": 0, "event": "seed_rejected", "reason": str(e)})
-        scores, errors = evaluate(list(self.library.items.values()), self.settings, seed=self.seed)
-        for sid, sc in scores.items():
-            self.library.items[sid].score = sc
-            self.library.items[sid].history.append(sc)
+        scores, errors = self._score(list(self.library.items.values()), self.seed)
         self.llm_calls += calls
-        record = {"iteration": 0, "event": "seeded", "scores": scores, "errors": errors, "llm_calls": calls}
+        record = {"iteration": 0, "event": "seeded", "game": d.game, "part": d.part, "scores": scores,
+                  "errors": errors, "llm_calls": calls}
         self._save(record)
         return record
 
     def step(self) -> dict:
         """One iteration of the chosen method; returns (and logs) what happened."""
         self.iteration += 1
-        it, calls, t0 = self.iteration, 0, time.time()
+        it, calls, t0, d = self.iteration, 0, time.time(), self.domain
         parents = self.library.top(self.fittest)
         if not parents:
             raise InputError("Start the run first (the library has no scored strategies).")
-        fb = {p.id: feedback(p, self.settings, seed=self.seed + it) for p in parents}
+        fb = {p.id: d.feedback(p, seed=self.seed + it) for p in parents}
         plans: list[tuple[Strategy, str | None, list[dict]]] = []
         rng = np.random.default_rng(self.seed + it)
         if self.method == "strategist":
             for p in parents:
-                base = [{"role": "system", "content": SYSTEM},
-                        {"role": "user", "content": f"Heuristic:\n```python\n{p.source}```\nSelf-play feedback:\n{fb[p.id]}\n"
-                         "What do you conclude about the heuristic's mistakes?"}]
+                base = self._messages(f"{d.show(p)}\nSelf-play feedback:\n{fb[p.id]}\n"
+                                      f"What do you conclude about the {d.noun}'s mistakes?")
                 conclusions = self.llm.complete(base, max_tokens=300, seed=self.seed + it).text
                 ideas_msg = base + [{"role": "assistant", "content": conclusions},
                                     {"role": "user", "content": f"List {self.n_ideas} concrete improvement ideas, one per line, numbered 1., 2., ..."}]
@@ -315,36 +258,28 @@ class StrategistRun:
             for k in range(self.children):
                 parent = parents[k % len(parents)]
                 idea = self.ideas.sample(rng)
-                msgs = [{"role": "system", "content": SYSTEM},
-                        {"role": "user", "content": f"Heuristic:\n```python\n{parent.source}```\nImplement this improvement, "
-                         f"keeping the signature: {idea}\nAnswer with the whole function in one ```python``` block."}]
-                plans.append((parent, idea, msgs))
+                plans.append((parent, idea, self._messages(f"{d.show(parent)}\nImplement this improvement, keeping the "
+                                                           f"form: {idea}\n{d.answer}")))
         else:
             for k in range(self.children):
                 parent = parents[k % len(parents)]
-                msgs = [{"role": "system", "content": SYSTEM},
-                        {"role": "user", "content": f"Heuristic:\n```python\n{parent.source}```\nSelf-play feedback:\n"
-                         f"{fb[parent.id]}\nRewrite the heuristic to play better. Answer with the whole function in one "
-                         "```python``` block."}]
-                plans.append((parent, None, msgs))
+                plans.append((parent, None, self._messages(f"{d.show(parent)}\nSelf-play feedback:\n{fb[parent.id]}\n"
+                                                           f"Rewrite the {d.noun} to play better. {d.answer}")))
         children, rejected = [], []
         for parent, idea, msgs in plans:
             try:
-                code, c = write_code(self.llm, msgs, seed=self.seed + it * 10 + len(children))
+                content, c = write_strategy(self.llm, msgs, d, seed=self.seed + it * 10 + len(children))
                 calls += c
             except SandboxError as e:
                 calls += 4
                 rejected.append({"parent": parent.id, "idea": idea, "reason": str(e)})
                 continue
             origin = {"kind": "llm-idea" if idea else "llm-beam", "llm": self.llm.name, "idea": idea, "parent": parent.id}
-            child = Strategy(self.library.next_id(), code, origin, generation=parent.generation + 1)
+            child = Strategy(self.library.next_id(), origin=origin, generation=parent.generation + 1, game=d.game,
+                             **d.apply(parent, content))
             self.library.add(child)
             children.append(child)
-        scores, errors = evaluate(parents + children, self.settings, seed=self.seed + it)
-        for s in parents + children:
-            if s.id in scores:
-                s.score = scores[s.id]
-                s.history.append(scores[s.id])
+        scores, errors = self._score(parents + children, self.seed + it)
         rewards = []
         for child in children:
             parent = self.library.items[child.origin["parent"]]
@@ -354,10 +289,10 @@ class StrategistRun:
                 rewards.append({"idea": child.origin["idea"], "delta": delta})
         self.llm_calls += calls
         best = self.library.top(1)[0]
-        record = {"iteration": it, "method": self.method, "parents": [p.id for p in parents],
-                  "children": [c.id for c in children], "scores": scores, "errors": errors, "rejected": rejected,
-                  "rewards": rewards, "llm_calls": calls, "llm": self.llm.name, "best": best.id,
-                  "best_score": best.score, "seconds": round(time.time() - t0, 2)}
+        record = {"iteration": it, "method": self.method, "game": d.game, "part": d.part,
+                  "parents": [p.id for p in parents], "children": [c.id for c in children], "scores": scores,
+                  "errors": errors, "rejected": rejected, "rewards": rewards, "llm_calls": calls, "llm": self.llm.name,
+                  "best": best.id, "best_score": best.score, "seconds": round(time.time() - t0, 2)}
         self._save(record)
         return record
 
@@ -373,7 +308,7 @@ class StrategistRun:
             yield {"kind": "record", **record}
 
 
-RUN_FILES = ("library.json", "ideas.json", "log.jsonl")
+RUN_FILES = ("library.json", "ideas.json", "log.jsonl", "run.json")
 
 
 def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
@@ -387,6 +322,10 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
         library = StrategyLibrary.from_json(data)
         for s in library.items.values():
             check_source(s.source)
+            if s.guide is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in s.guide.items()):
+                raise ValueError("dialogue guides must be text")
+        if len({s.game for s in library.items.values()}) > 1:
+            raise ValueError("strategies of different games")
         ideas = json.loads(by_name["ideas.json"].read_text()) if "ideas.json" in by_name else {}
         IdeaLibrary(ideas)
     except (ValueError, TypeError, KeyError) as e:
@@ -398,28 +337,33 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
     (run_dir / "ideas.json").write_text(json.dumps(ideas, indent=1))
     log = by_name["log.jsonl"].read_text() if "log.jsonl" in by_name else ""
     (run_dir / "log.jsonl").write_text(log)
+    if "run.json" in by_name:
+        (run_dir / "run.json").write_text(by_name["run.json"].read_text())
     return library
 
 
-def best_of_library(path: str | Path) -> Strategy:
-    """The top-scored strategy of a saved library (a run folder or its ``library.json``)."""
+def best_of_library(path: str | Path, game: str | None = None) -> Strategy:
+    """The top-scored strategy of a saved library (a run folder or its ``library.json``), of ``game`` if given."""
     path = Path(path)
     path = path / "library.json" if path.is_dir() else path
     try:
         library = StrategyLibrary.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, TypeError) as e:
         raise InputError(f"No readable strategy library at {path.name}: {e.__class__.__name__}") from None
+    if game is not None and any(s.game != game for s in library.items.values()):
+        raise InputError(f"That strategy library is not for {game}.")
     best = library.top(1)
     if not best:
         raise InputError("That strategy library has no scored strategy yet.")
     return best[0]
 
 
-def shipped_library() -> Path:
-    """The library of the STRATEGIST run shipped with the suite (``assets/games-strategist``)."""
+def shipped_library(game: str = "gops") -> Path:
+    """The library of the STRATEGIST run shipped with the suite for ``game`` (``assets/games-strategist``)."""
     from backends.common.settings import get_settings
 
-    return get_settings().assets_dir / "games-strategist" / "strategist" / "library.json"
+    folder = "strategist" if game == "gops" else f"{game}-strategist"
+    return get_settings().assets_dir / "games-strategist" / folder / "library.json"
 
 
 def describe_origin(s: Strategy) -> str:
@@ -465,5 +409,5 @@ def diff_against_parent(library: StrategyLibrary, strategy_id: str) -> str:
     parent = library.items.get(s.origin.get("parent") or "")
     if parent is None:
         return "(no parent: this strategy was written from scratch)"
-    return "".join(difflib.unified_diff(parent.source.splitlines(True), s.source.splitlines(True),
+    return "".join(difflib.unified_diff(parent.as_text().splitlines(True), s.as_text().splitlines(True),
                                         fromfile=parent.id, tofile=s.id))

@@ -8,15 +8,9 @@ import pytest
 
 from backends.common.errors import InputError
 from backends.games.gops_heuristics import BASELINE_SOURCE
-from backends.games.strategist import (
-    EvalSettings,
-    IdeaLibrary,
-    StrategistRun,
-    Strategy,
-    evaluate,
-    extract_code,
-    parse_ideas,
-)
+from backends.games.strategist import IdeaLibrary, StrategistRun, Strategy
+from backends.games.strategist_gops import EvalSettings, evaluate
+from backends.games.strategist_text import extract_code, parse_ideas
 
 VARIANT = BASELINE_SOURCE.replace('"expected_p0": v0', '"expected_p0": v0, "bonus": 0.5').replace(
     "return (state[\"p0_score\"] + v0,", "return (state[\"p0_score\"] + v0 + 0.5 * len(state[\"p0_hand\"]) / 10,")
