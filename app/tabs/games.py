@@ -90,6 +90,8 @@ def _avalon_outputs(match):
     quests = " ".join("✅" if ok else "❌" for ok in match.game.quest_results) or "none yet"
     info = (f"You are **Player {match.human}**, {avalon.ROLE_NAMES.get(view['role'], view['role'])} ({view['side']}) · "
             f"quests: {quests} · leader: Player {view['leader']} · rejections this round: {view['rejections']}")
+    if match.strategy:
+        info += f" · agents' strategy: {match.strategy.get('name', '?')}"
     log_path = new_output_dir("avalon") / "avalon_game.json"
     log_path.write_text(match.to_json())
     good = view["side"] == "good"
@@ -112,6 +114,7 @@ def build(demo: gr.Blocks) -> None:
         "self-play. Here: play **GOPS** (Game of Pure Strategy) against a search agent — both of you bid a card "
         "for the prize at once; the higher card wins it. The agent never sees your card before it bids."
     )
+    run_dir = gr.State(None)  # the Improve tab's run: its best strategy plays in GOPS and Avalon
     with gr.Tab("GOPS"):
         match_state = gr.State(None)
         with gr.Row():
@@ -142,7 +145,8 @@ def build(demo: gr.Blocks) -> None:
     with gr.Tab("Avalon"):
         gr.Markdown("Play *The Resistance: Avalon* with agents in the other seats: search agents that weigh every "
                     "role assignment consistent with what they know and play each option out (optionally speaking "
-                    "through an LLM), or AvalonBench-style rule agents. Speak, propose, vote, go on quests — the "
+                    "through an LLM), the same with a STRATEGIST strategy's value heuristic (and dialogue guides), "
+                    "or AvalonBench-style rule agents. Speak, propose, vote, go on quests — the "
                     "table's discussion is the chat; the agents' private reasoning appears after the game.")
         av_state = gr.State(None)
         with gr.Row():
@@ -151,7 +155,9 @@ def build(demo: gr.Blocks) -> None:
             av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
             av_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
             av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule"),
-                                  ("search + LLM speech (slow on CPU)", "search+llm")],
+                                  ("search + LLM speech (slow on CPU)", "search+llm"),
+                                  ("STRATEGIST strategy", "strategist"),
+                                  ("STRATEGIST strategy + LLM speech by its guides", "strategist+llm")],
                                  value="search", label="Agents", elem_id="avalon-agents",
                                  info="LLM speech uses the configured endpoint, else the embedded SmolLM2-135M "
                                       "(tiny: fluent but shallow; set ICLR25_LLM_BASE_URL for a stronger model).")
@@ -188,8 +194,12 @@ def build(demo: gr.Blocks) -> None:
         return avalon.AvalonMatch.from_json(state_json)
 
     @user_errors
-    def av_on_new(players, role, discussion, seed_v, agents_v):
-        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), int(seed_v or 0), agents_v)
+    def av_on_new(players, role, discussion, seed_v, agents_v, improve_dir):
+        strategy = None
+        if agents_v.startswith("strategist"):
+            best = strategist.best_strategy("avalon", improve_dir)
+            strategy = {"name": strategist.describe_origin(best), "source": best.source, "guide": best.guide}
+        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), int(seed_v or 0), agents_v, strategy)
         return _avalon_outputs(avalon.new_match(req))
 
     def av_action(kind):
@@ -214,7 +224,7 @@ def build(demo: gr.Blocks) -> None:
         with open(path, encoding="utf-8") as f:
             return _avalon_outputs(avalon.AvalonMatch.from_json(f.read()))
 
-    av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed, av_agents], outputs=av_outputs,
+    av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed, av_agents, run_dir], outputs=av_outputs,
                  api_name="avalon_new")
     say_btn.click(av_action("speak"), inputs=[av_state, say], outputs=av_outputs, api_name="avalon_say").then(
         lambda: "", outputs=say, api_visibility="private")
@@ -229,19 +239,27 @@ def build(demo: gr.Blocks) -> None:
     av_upload.upload(av_on_upload, inputs=av_upload, outputs=av_outputs, api_name="avalon_reload")
 
     with gr.Tab("Improve (STRATEGIST)"):
-        gr.Markdown("Run STRATEGIST's improvement loop on GOPS value heuristics: an LLM reflects on self-play, "
-                    "proposes ideas (a bandit picks which to try) and rewrites the heuristic; MCTS with each "
-                    "heuristic at its leaves plays the evaluation games. LLM code runs only in the sandbox. "
-                    "Needs an LLM endpoint (`ICLR25_LLM_BASE_URL`, `ICLR25_LLM_MODEL`); a small local model "
-                    "writes weak code — point it at a strong one for real gains.")
-        run_dir = gr.State(None)
+        gr.Markdown("Run STRATEGIST's improvement loop: an LLM reflects on self-play, proposes ideas (a bandit "
+                    "picks which to try) and rewrites the strategy; search with each strategy plays the evaluation "
+                    "games. **GOPS**: value heuristics, scored by MCTS self-play. **Avalon**: a value heuristic for "
+                    "the search agents, or the dialogue guide their LLM speaks by, scored by games against the "
+                    "rule agents (guide games speak through the LLM: slow on CPU). LLM code runs only in the "
+                    "sandbox. Uses the LLM endpoint (`ICLR25_LLM_BASE_URL`, `ICLR25_LLM_MODEL`), else the embedded "
+                    "SmolLM2-135M, which writes weak code — point it at a strong model for real gains.")
         with gr.Row():
+            imp_game = gr.Radio([("GOPS value heuristic", "gops"), ("Avalon value heuristic", "avalon-heuristic"),
+                                 ("Avalon dialogue guide", "avalon-guide")], value="gops", label="Improve",
+                                elem_id="strategist-game", info="a new run starts when you change this")
+            guide_side = gr.Radio(["good", "evil"], value="good", label="Guide of the side",
+                                  info="Avalon dialogue guide runs")
             method = gr.Radio(["strategist", "beam"], value="strategist", label="Method",
                               info="beam = the paper's ablation without the idea library")
+        with gr.Row():
             iterations = gr.Slider(1, 20, value=2, step=1, label="Iterations")
             imp_cards = gr.Slider(3, 13, value=6, step=1, label="GOPS cards")
-            imp_games = gr.Slider(2, 40, value=4, step=2, label="Games per pair")
-            imp_sims = gr.Slider(4, 200, value=16, step=4, label="MCTS simulations per move")
+            imp_games = gr.Slider(2, 40, value=4, step=2, label="Games (GOPS: per pair; Avalon: per strategy)")
+            imp_sims = gr.Slider(2, 200, value=16, step=2, label="Search budget",
+                                 info="GOPS: MCTS simulations per move; Avalon: sampled worlds per decision")
             imp_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
         with gr.Row():
             imp_run = gr.Button("Run / continue", variant="primary", elem_id="strategist-run")
@@ -271,20 +289,37 @@ def build(demo: gr.Blocks) -> None:
         return (pd.DataFrame(strategist.score_curve(run_path) or [], columns=["iteration", "best score"]), rows,
                 gr.update(choices=[r[0] for r in rows], value=rows[0][0] if rows else None), files)
 
-    def _open_run(path, settings_tuple, method_v, seed_v):
+    def _same_kind(path, game, side) -> bool:
+        """Does the run in ``path`` improve what the controls ask for (game, part, guide side)?"""
+        meta_path = path / "run.json"
+        if not meta_path.exists():
+            return True
+        meta = json.loads(meta_path.read_text())
+        kind = meta.get("game", "gops") if meta.get("game", "gops") == "gops" else f"avalon-{meta.get('part')}"
+        return kind == game and (game != "avalon-guide" or meta.get("settings", {}).get("guide_side") == side)
+
+    def _open_run(path, game, side, settings_tuple, method_v, seed_v):
         from backends.games.llm import get_llm
+        from backends.games.strategist_avalon import AvalonEvalSettings
+        from backends.games.strategist_gops import EvalSettings
 
         llm = get_llm(cache=(path / "llm_cache.jsonl"))
-        n, games, sims = settings_tuple
-        return strategist.StrategistRun(path, llm, strategist.EvalSettings(int(n), "discard", int(games), int(sims)),
-                                        method=method_v, seed=int(seed_v or 0))
+        n, games, sims = (int(v) for v in settings_tuple)
+        if game == "gops":
+            settings = EvalSettings(n, "discard", games, sims)
+        else:
+            settings = AvalonEvalSettings(game.removeprefix("avalon-"), games=games, worlds=sims, guide_side=side)
+        return strategist.StrategistRun(path, llm, settings, method=method_v, seed=int(seed_v or 0))
 
     @user_errors
-    def on_improve(path, method_v, iters, n, games, sims, seed_v, request: gr.Request, progress=gr.Progress()):
+    def on_improve(path, game, side, method_v, iters, n, games, sims, seed_v, request: gr.Request,
+                   progress=gr.Progress()):
         from pathlib import Path
 
+        if path and not _same_kind(Path(path), game, side):
+            path = None  # the run in the session improves something else: this one starts afresh
         path = Path(path) if path else new_output_dir("strategist")
-        run = _open_run(path, (n, games, sims), method_v, seed_v)
+        run = _open_run(path, game, side, (n, games, sims), method_v, seed_v)
         token = CANCELS.start(request, "strategist")
         try:
             yield (str(path), f"Running with **{run.llm.name}**…", *_run_views(run.dir, run.library))
@@ -312,7 +347,7 @@ def build(demo: gr.Blocks) -> None:
         if sid not in data:
             raise InputError(f"No strategy {sid!r} in this run.")
         lib = strategist.StrategyLibrary.from_json(list(data.values()))
-        return data[sid]["source"], strategist.diff_against_parent(lib, sid)
+        return lib.items[sid].as_text(), strategist.diff_against_parent(lib, sid)
 
     @user_errors
     def on_load_run(files):
@@ -320,17 +355,26 @@ def build(demo: gr.Blocks) -> None:
         library = strategist.import_run_files([f if isinstance(f, str) else f.name for f in files or []], path)
         best = library.top(1)
         status = (f"Loaded {len(library.items)} strategies; best **{strategist.describe_origin(best[0])}**. "
-                  "*Run / continue* goes on from here; the strategist opponent in GOPS now plays its best."
+                  f"*Run / continue* goes on from here (choose *{best[0].game}* above); the strategist agents in "
+                  f"{best[0].game.upper() if best[0].game == 'gops' else 'Avalon'} now play its best."
                   if best else f"Loaded {len(library.items)} strategies (none scored yet).")
-        return (str(path), status, *_run_views(path, library))
+        meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
+        game = next(iter({s.game for s in library.items.values()}), "gops")
+        choice = game if game == "gops" else f"avalon-{meta.get('part', 'heuristic')}"
+        side = meta.get("settings", {}).get("guide_side", "good")
+        return (str(path), status, *_run_views(path, library), choice, side)
 
     imp_outputs = [run_dir, imp_status, curve, table, pick, lib_file]
-    lib_upload.upload(on_load_run, inputs=lib_upload, outputs=imp_outputs, api_name="strategist_load")
-    imp_run.click(on_improve, inputs=[run_dir, method, iterations, imp_cards, imp_games, imp_sims, imp_seed],
+    lib_upload.upload(on_load_run, inputs=lib_upload, outputs=[*imp_outputs, imp_game, guide_side],
+                      api_name="strategist_load")
+    imp_run.click(on_improve, inputs=[run_dir, imp_game, guide_side, method, iterations, imp_cards, imp_games, imp_sims,
+                                      imp_seed],
                   outputs=imp_outputs, api_name="strategist_run", concurrency_id="gpu")
     imp_stop.click(on_stop_improve, outputs=imp_status, api_name="strategist_stop", queue=False)
-    imp_new.click(lambda: (None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None),
-                  outputs=imp_outputs, api_name="strategist_new")
+    new_run = lambda: (None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None)  # noqa: E731
+    imp_new.click(new_run, outputs=imp_outputs, api_name="strategist_new")
+    imp_game.input(new_run, outputs=imp_outputs, api_visibility="private")
+    guide_side.input(new_run, outputs=imp_outputs, api_visibility="private")
     pick.change(on_pick, inputs=[run_dir, pick], outputs=[code, diff], api_name="strategist_source")
 
     outputs = [match_state, board, history, stats, log_file, *card_buttons]
@@ -339,7 +383,7 @@ def build(demo: gr.Blocks) -> None:
     def on_new(n, tie, prize_order, opp, simulations, seed_v, improve_dir):
         source, name = None, ""
         if opp == "strategist":
-            best = strategist.best_of_library(improve_dir if improve_dir else strategist.shipped_library())
+            best = strategist.best_strategy("gops", improve_dir)
             source, name = best.source, strategist.describe_origin(best)
         req = GopsMatchRequest(int(n), tie, prize_order, opp, int(simulations), int(seed_v or 0), source, name)
         return _outputs(new_match(req))

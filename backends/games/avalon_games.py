@@ -23,14 +23,17 @@ class AvalonTask:
     name: str = "strategy"
 
 
-def heuristic_for(source: str | None):
-    """(batch heuristic, its sandbox to close): the baseline runs in-process, any other source sandboxed."""
+def heuristic_for(source: str | None, reuse: bool = False):
+    """(batch heuristic, its sandbox to close or None): the baseline runs in-process, any other source
+    sandboxed — in a long-lived shared sandbox with ``reuse`` (the app: one decision per call)."""
     if source is None:
         return None, None
     if source.strip() == BASELINE_SOURCE.strip():
         return baseline_heuristic, None
-    from .sandbox import SandboxedFunction
+    from .sandbox import SandboxedFunction, shared
 
+    if reuse:
+        return shared(source).evaluate, None
     fn = SandboxedFunction(source)
     return fn.evaluate, fn
 

@@ -17,9 +17,11 @@ from backends.common.seeding import check_seed
 
 from .avalon import AvalonConfig, AvalonGame
 from .avalon_agents import RuleAgent
+from .avalon_games import heuristic_for
 from .avalon_search import SearchAgent
+from .sandbox import SandboxError, check_source
 
-AGENT_KINDS = ("search", "rule", "search+llm")
+AGENT_KINDS = ("search", "rule", "search+llm", "strategist", "strategist+llm")
 
 ROLE_NAMES = {"Servant": "Loyal Servant of Arthur"}
 
@@ -30,12 +32,15 @@ class AvalonMatchRequest:
     human_role: str = "Servant"  # or "random"
     discussion: bool = True
     seed: int = 0
-    agents: str = "search"  # search over the belief; the AvalonBench-style rule agents; search + LLM speech
+    agents: str = "search"  # search over the belief; the AvalonBench-style rule agents; search + LLM speech;
+    # strategist: search with a STRATEGIST strategy's value heuristic (+llm: speaking by its dialogue guides)
+    strategy: dict | None = None  # {"name", "source", "guide"} for the strategist agents
 
     def validate(self) -> AvalonConfig:
         check_seed(self.seed)
         if self.agents not in AGENT_KINDS:
             raise InputError(f"Agents must be one of {', '.join(AGENT_KINDS)}.")
+        _check_strategy(self.agents, self.strategy)
         config = AvalonConfig(int(self.num_players), discussion=bool(self.discussion))
         if self.human_role != "random" and self.human_role not in config.role_list:
             raise InputError(f"Role {self.human_role!r} is not in a {self.num_players}-player game "
@@ -50,13 +55,19 @@ class AvalonMatch:
     seed: int
     agents: str = "search"
     reasoning: list[dict] = field(default_factory=list)  # agents' private reasons, shown after the game
+    strategy: dict | None = None
 
     def agent(self, seat: int) -> RuleAgent:
         # seeded by seat and game progress: replaying a log makes the same choices
         seed = hash((self.seed, seat, len(self.game.actions))) % 2**32
         if self.agents == "rule":
             return RuleAgent(seed=seed)
-        return SearchAgent(seed=seed, worlds=8, speaker=_speaker() if self.agents == "search+llm" else None)
+        heuristic, guides = None, None
+        if self.agents.startswith("strategist"):
+            heuristic, _ = heuristic_for(self.strategy["source"], reuse=True)
+            guides = self.strategy.get("guide")
+        speaker = _speaker(guides) if self.agents.endswith("+llm") else None
+        return SearchAgent(seed=seed, worlds=8, speaker=speaker, heuristic=heuristic)
 
     @property
     def over(self) -> bool:
@@ -64,7 +75,7 @@ class AvalonMatch:
 
     def to_json(self) -> str:
         return json.dumps({"human": self.human, "seed": self.seed, "agents": self.agents, "log": self.game.log_jsonl(),
-                           "reasoning": self.reasoning})
+                           "reasoning": self.reasoning, "strategy": self.strategy})
 
     @classmethod
     def from_json(cls, text: str) -> AvalonMatch:
@@ -77,23 +88,40 @@ class AvalonMatch:
             agents = str(data.get("agents", "rule"))
             if agents not in AGENT_KINDS:
                 raise ValueError(f"unknown agents {agents!r}")
-            return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])))
+            strategy = data.get("strategy")
+            _check_strategy(agents, strategy)
+            return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])), strategy)
         except InputError:
             raise
         except (ValueError, KeyError, TypeError) as e:
             raise InputError(f"Not an Avalon match: {e}") from None
 
 
-def _speaker():
-    """The configured LLM (endpoint or embedded) with the default dialogue guides; replies are cached per
-    request, so replaying a game's log makes the same speeches without new LLM calls."""
+def _check_strategy(agents: str, strategy: dict | None) -> None:
+    """Strategist agents need a strategy whose code passes the sandbox's check (logs can be uploaded)."""
+    if not agents.startswith("strategist"):
+        return
+    if not isinstance(strategy, dict) or not isinstance(strategy.get("source"), str):
+        raise InputError("Strategist agents need a strategy (run Improve on Avalon, or use the shipped one).")
+    guide = strategy.get("guide")
+    if guide is not None and not (isinstance(guide, dict) and all(isinstance(v, str) for v in guide.values())):
+        raise InputError("A strategy's dialogue guides must be text.")
+    try:
+        check_source(strategy["source"])
+    except SandboxError as e:
+        raise InputError(f"The strategy's code was refused: {e}") from None
+
+
+def _speaker(guides: dict[str, str] | None = None):
+    """The configured LLM (endpoint or embedded) with the given (else default) dialogue guides; replies are
+    cached per request, so replaying a game's log makes the same speeches without new LLM calls."""
     from backends.common.settings import get_settings
 
     from .avalon_dialogue import LLMSpeaker
     from .llm import CachedLLM, get_llm
 
     settings = get_settings()
-    return LLMSpeaker(CachedLLM(get_llm(settings), settings.models_dir.parent / "llm-cache" / "avalon.jsonl"))
+    return LLMSpeaker(CachedLLM(get_llm(settings), settings.models_dir.parent / "llm-cache" / "avalon.jsonl"), guides)
 
 
 def new_match(request: AvalonMatchRequest) -> AvalonMatch:
@@ -103,7 +131,7 @@ def new_match(request: AvalonMatchRequest) -> AvalonMatch:
         human = int(np.random.default_rng(request.seed + 1).integers(config.num_players))
     else:
         human = game.roles.index(request.human_role)
-    match = AvalonMatch(game, human, request.seed, request.agents)
+    match = AvalonMatch(game, human, request.seed, request.agents, strategy=request.strategy)
     run_agents(match)
     return match
 
@@ -118,7 +146,10 @@ def run_agents(match: AvalonMatch) -> None:
             return
         seat = agent_seats[0]
         agent = match.agent(seat)
-        choice = agent.act(game.view(seat))
+        try:
+            choice = agent.act(game.view(seat))
+        except SandboxError as e:
+            raise InputError(f"The strategy failed in its sandbox: {e}") from None
         stats = getattr(agent, "last_stats", None)
         if stats and action != "speak":
             match.reasoning.append({"player": seat, "action": action, "quest": game.quest, "choice": str(choice),

@@ -366,6 +366,17 @@ def shipped_library(game: str = "gops") -> Path:
     return get_settings().assets_dir / "games-strategist" / folder / "library.json"
 
 
+def best_strategy(game: str, run_dir: str | Path | None = None) -> Strategy:
+    """The best strategy for ``game``: of the session's run when it is a run of that game, else of the
+    run shipped with the suite."""
+    if run_dir and (Path(run_dir) / "library.json").exists():
+        try:
+            return best_of_library(run_dir, game)
+        except InputError:
+            pass  # a run of the other game, or nothing scored yet
+    return best_of_library(shipped_library(game), game)
+
+
 def describe_origin(s: Strategy) -> str:
     kind = s.origin.get("kind", "?")
     return f"{s.id}: {kind}" + (f" by {s.origin['llm']}" if s.origin.get("llm") else "")

@@ -84,16 +84,17 @@ def test_improve_without_an_llm_says_how_to_configure_one(session, monkeypatch):
     monkeypatch.setenv("ICLR25_LLM_LOCAL", "none")  # neither an endpoint nor the embedded model
     settings_mod.reset_settings()
     with pytest.raises(Exception, match="ICLR25_LLM_BASE_URL"):
-        session.predict("strategist", 1, 4, 2, 8, 0, api_name="/strategist_run")
+        session.predict("gops", "good", "strategist", 1, 4, 2, 8, 0, api_name="/strategist_run")
 
 
-def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch):
+@pytest.mark.parametrize("game", ["gops", "avalon-heuristic"])
+def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch, game):
     """A scripted chat-completions server on loopback stands in for the LLM (a test double)."""
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
     from backends.common.settings import reset_settings
-    from backends.games.gops_heuristics import BASELINE_SOURCE
+    from backends.games import avalon_heuristics, gops_heuristics
 
     class Scripted(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802
@@ -103,8 +104,11 @@ def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch
                 text = "It wastes high cards."
             elif "improvement ideas" in last:
                 text = "1. Keep the top card for the top prize.\n2. Weigh large prizes more."
+            elif "Avalon" in body["messages"][0]["content"]:
+                text = "```python\n" + avalon_heuristics.BASELINE_SOURCE.replace("q = 0.5", "q = 0.45") + "```"
             else:
-                text = "```python\n" + BASELINE_SOURCE.replace("v0 = state[\"pot\"] / 2", "v0 = state[\"pot\"] / 2 + 0.1") + "```"
+                text = "```python\n" + gops_heuristics.BASELINE_SOURCE.replace("v0 = state[\"pot\"] / 2",
+                                                                               "v0 = state[\"pot\"] / 2 + 0.1") + "```"
             data = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))
@@ -120,7 +124,7 @@ def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch
     monkeypatch.setenv("ICLR25_LLM_MODEL", "scripted-double")
     reset_settings()
     try:
-        status, curve, table, pick, files = session.predict("strategist", 1, 4, 2, 8, 0, api_name="/strategist_run")
+        status, curve, table, pick, files = session.predict(game, "good", "strategist", 1, 4, 2, 4, 0, api_name="/strategist_run")
     finally:
         server.shutdown()
     assert "Iteration 1" in status and "scripted-double" in status

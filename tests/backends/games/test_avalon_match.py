@@ -1,3 +1,5 @@
+import json
+
 import numpy as np
 import pytest
 
@@ -56,3 +58,27 @@ def test_actions_out_of_turn_are_refused_and_logs_round_trip():
 def test_role_must_exist_in_the_game():
     with pytest.raises(InputError, match="Percival"):
         new_match(AvalonMatchRequest(5, "Percival"))
+
+
+def test_strategist_agents_play_with_a_strategy_and_carry_it_in_the_log():
+    from backends.games.avalon_heuristics import BASELINE_SOURCE
+
+    variant = BASELINE_SOURCE.replace("q = 0.5", "q = 0.45")  # not the baseline: runs in the shared sandbox
+    strategy = {"name": "s001: test", "source": variant, "guide": None}
+    match = new_match(AvalonMatchRequest(5, "Servant", False, 4, "strategist", strategy))
+    match = play_as_human(match, np.random.default_rng(0))
+    assert match.over and any(r["stats"].get("leaf") == "heuristic" for r in match.reasoning)
+    again = AvalonMatch.from_json(match.to_json())
+    assert again.strategy == strategy and again.game.winner == match.game.winner
+
+
+def test_strategist_agents_refuse_missing_or_hostile_strategies():
+    with pytest.raises(InputError, match="need a strategy"):
+        new_match(AvalonMatchRequest(5, "Servant", False, 0, "strategist"))
+    hostile = {"name": "x", "source": "import os\ndef evaluate_state(s):\n    return (0, 0), {}\n"}
+    with pytest.raises(InputError, match="refused"):
+        new_match(AvalonMatchRequest(5, "Servant", False, 0, "strategist", hostile))
+    match = new_match(AvalonMatchRequest(5, "Servant", False, 0, "search"))
+    data = json.loads(match.to_json()) | {"agents": "strategist", "strategy": hostile}
+    with pytest.raises(InputError, match="refused"):
+        AvalonMatch.from_json(json.dumps(data))
