@@ -197,15 +197,28 @@ def payoff_vs_policy(agent, game, policy, n_cards: int, games: int, seed: int) -
     return out
 
 
-def avalon_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
-    """Good-side win rate for each (good agents, evil agents) pairing over the same seeded deals (5 players)."""
+def avalon_strategy():
+    """The best Avalon strategy shipped with the suite (STRATEGIST run), and its batch heuristic."""
+    from backends.games.avalon_games import heuristic_for
+    from backends.games.strategist import best_strategy, describe_origin
+
+    best = best_strategy("avalon")
+    heuristic, box = heuristic_for(best.source)
+    return best, describe_origin(best), heuristic, box
+
+
+def avalon_win_rates(games: int, worlds: int, heuristic, seed: int = 0) -> dict:
+    """Good-side win rate for each (good agents, evil agents) pairing over the same seeded deals (5 players):
+    rule agents; search with full playouts; search with a STRATEGIST value heuristic at its leaves."""
     from backends.games.avalon import AvalonConfig, AvalonGame
     from backends.games.avalon_agents import RuleAgent, play_avalon
     from backends.games.avalon_search import SearchAgent
 
-    kinds = {"rule": lambda i: RuleAgent(seed + i), "search": lambda i: SearchAgent(seed + i, worlds=worlds)}
+    kinds = {"rule": lambda i: RuleAgent(seed + i), "search": lambda i: SearchAgent(seed + i, worlds=worlds),
+             "strategist": lambda i: SearchAgent(seed + i, worlds=worlds, heuristic=heuristic)}
     out = {}
-    for good, evil in (("rule", "rule"), ("search", "rule"), ("rule", "search")):
+    for good, evil in (("rule", "rule"), ("search", "rule"), ("rule", "search"), ("strategist", "rule"),
+                       ("rule", "strategist")):
         wins = []
         for g_seed in range(seed, seed + games):
             game = AvalonGame.new(AvalonConfig(5, discussion=False), seed=g_seed)
@@ -215,9 +228,10 @@ def avalon_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
     return out
 
 
-def avalon_llm_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
-    """With discussion: search agents speaking through the configured LLM (dialogue guides) against the
-    rule agents, on either side, over the same seeded deals as :func:`avalon_win_rates`."""
+def avalon_llm_win_rates(games: int, worlds: int, strategy, heuristic, seed: int = 0) -> dict:
+    """With discussion: the STRATEGIST strategy's search agents (its heuristic) speaking through the
+    configured LLM by its dialogue guides, against the rule agents, on either side, over the same deals as
+    :func:`avalon_win_rates`."""
     from backends.games.avalon import AvalonConfig, AvalonGame
     from backends.games.avalon_agents import RuleAgent, play_avalon
     from backends.games.avalon_dialogue import LLMSpeaker
@@ -225,11 +239,11 @@ def avalon_llm_win_rates(games: int, worlds: int, seed: int = 0) -> dict:
     from backends.games.llm import CachedLLM, get_llm
 
     llm = get_llm()
-    speaker = LLMSpeaker(CachedLLM(llm, RESULTS / "strategist" / "avalon-llm-cache.jsonl"))
+    speaker = LLMSpeaker(CachedLLM(llm, RESULTS / "strategist" / "avalon-llm-cache.jsonl"), strategy.guide)
     kinds = {"rule": lambda i: RuleAgent(seed + i),
-             "search+LLM": lambda i: SearchAgent(seed + i, worlds=worlds, speaker=speaker)}
+             "strategist+LLM": lambda i: SearchAgent(seed + i, worlds=worlds, speaker=speaker, heuristic=heuristic)}
     out = {}
-    for good, evil in (("search+LLM", "rule"), ("rule", "search+LLM"), ("rule", "rule")):
+    for good, evil in (("strategist+LLM", "rule"), ("rule", "strategist+LLM"), ("rule", "rule")):
         wins, t0 = [], time.perf_counter()
         for g_seed in range(seed, seed + games):
             game = AvalonGame.new(AvalonConfig(5, discussion=True), seed=g_seed)
@@ -347,19 +361,26 @@ def main(argv=None) -> int:
                           f"{expl:.3f})", f"mean payoff (+1 win / −1 loss, {cfr_games} games)", "95% CI ±"],
                          [[k, float(np.mean(v)), 1.96 * float(np.std(v)) / math.sqrt(len(v))] for k, v in cfr.items()]))
 
-    avalon = avalon_win_rates(args.avalon_games or (20 if args.quick else 200), worlds=8 if args.quick else 16)
-    print()
-    print(markdown_table(["Avalon, 5 players, no discussion", "good-side win rate", "95% CI ±"],
-                         [[k, v[0], v[1]] for k, v in avalon.items()]))
-    avalon_llm = _with_llm("Avalon with LLM discussion", "--avalon-llm-games", avalon_llm_games, not_measured,
-                           lambda: avalon_llm_win_rates(avalon_llm_games, worlds=8 if args.quick else 16))
+    av_strategy, av_name, av_heuristic, av_box = avalon_strategy()
+    try:
+        avalon = avalon_win_rates(args.avalon_games or (20 if args.quick else 200), worlds=8 if args.quick else 16,
+                                  heuristic=av_heuristic)
+        print()
+        print(markdown_table([f"Avalon, 5 players, no discussion (strategist = search + {av_name})",
+                              "good-side win rate", "95% CI ±"], [[k, v[0], v[1]] for k, v in avalon.items()]))
+        avalon_llm = _with_llm("Avalon with LLM discussion", "--avalon-llm-games", avalon_llm_games, not_measured,
+                               lambda: avalon_llm_win_rates(avalon_llm_games, 8 if args.quick else 16, av_strategy,
+                                                            av_heuristic))
+    finally:
+        if av_box is not None:
+            av_box.close()
     if avalon_llm:
         print()
         print(markdown_table([f"Avalon, 5 players, with discussion ({avalon_llm['llm']})", "good-side win rate",
                               "95% CI ±", "s / game"], [[k, *v] for k, v in avalon_llm["rates"].items()]))
 
-    good_vs_rule = avalon["search-good vs rule-evil"][0]
-    evil_vs_rule = 1.0 - avalon["rule-good vs search-evil"][0]
+    good_vs_rule = avalon["strategist-good vs rule-evil"][0]
+    evil_vs_rule = 1.0 - avalon["rule-good vs strategist-evil"][0]
     best = play[best_label]
     path = write_results("games", {
         "quick": args.quick, "num_cards": n_cards, "games": games,
@@ -382,11 +403,14 @@ def main(argv=None) -> int:
         "avalon_with_llm_discussion": avalon_llm and {
             "llm": avalon_llm["llm"], **{k: {"good_win_rate": v[0], "ci95": v[1], "seconds_per_game": v[2]}
                                          for k, v in avalon_llm["rates"].items()}},
-        "avalon_agents": "search = determinized Monte-Carlo search over the belief (backends/games/avalon_search.py)",
+        "avalon_agents": ("search = determinized Monte-Carlo search over the belief with full rule-agent playouts "
+                          "(backends/games/avalon_search.py); strategist = the same search scoring positions at the "
+                          "end of the current quest with the best shipped Avalon STRATEGIST strategy's heuristic"),
+        "avalon_strategy": av_name,
         "not_measured": not_measured,
     })
     print(f"games: playouts/s ratio {ours_po / peer_po:.1f}×, sims/s ratio {sims['rollout'] / peer_sp:.2f}×, "
-          f"{best_label} wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; Avalon search agents "
+          f"{best_label} wins {best[0]:.0%} ± {best[1]:.0%} vs OpenSpiel MCTS at equal time; Avalon strategist agents "
           f"win {good_vs_rule:.0%} as good / {evil_vs_rule:.0%} as evil vs rule agents; wrote {path.name}")
     return 0
 

@@ -237,6 +237,14 @@ class AvalonGame:
         self._event("assassination", public=True, assassin=seat, target=int(target), merlin_killed=hit)
         self._finish("evil" if hit else "good", "the Assassin found Merlin" if hit else "Merlin survived the assassination")
 
+    def apply(self, action: str, seat: int, value) -> None:
+        """One action by name, as :meth:`pending` names them: speak, propose, vote, quest, assassinate."""
+        methods = {"speak": self.speak, "propose": self.propose, "vote": self.vote, "quest": self.play_quest,
+                   "assassinate": self.assassinate}
+        if action not in methods:
+            raise InputError(f"Unknown action {action!r}.")
+        methods[action](seat, value)
+
     # --- internals ---------------------------------------------------------------------------------
 
     def _next_leader(self) -> None:

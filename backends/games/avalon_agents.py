@@ -106,12 +106,12 @@ class RuleAgent:
         return int(self.rng.choice([i for i in candidates if score[i] == best]))
 
 
-def play_avalon(game, agents: dict[int, RuleAgent]):
-    """Run a game to its end with one agent per seat; each agent sees only its own view."""
-    while game.phase != "end":
+def play_avalon(game, agents: dict[int, RuleAgent], stop=None):
+    """Run a game to its end (or until ``stop(game)``) with one agent per seat; each agent sees only its
+    own view."""
+    while game.phase != "end" and not (stop and stop(game)):
         action, seats = game.pending()
         seat = seats[0]
         choice = agents[seat].act(game.view(seat))
-        {"speak": game.speak, "propose": game.propose, "vote": game.vote, "quest": game.play_quest,
-         "assassinate": game.assassinate}[action](seat, choice)
+        game.apply(action, seat, choice)
     return game

@@ -154,7 +154,7 @@ def run_agents(match: AvalonMatch) -> None:
         if stats and action != "speak":
             match.reasoning.append({"player": seat, "action": action, "quest": game.quest, "choice": str(choice),
                                     "stats": stats})
-        _apply(game, action, seat, choice)
+        game.apply(action, seat, choice)
 
 
 def human_turn(match: AvalonMatch) -> str | None:
@@ -172,14 +172,9 @@ def act(match: AvalonMatch, action: str, value) -> AvalonMatch:
         raise InputError("It is not your turn." if not match.over else "The game is over.")
     if action != want:
         raise InputError(f"Now you should {want}, not {action}.")
-    _apply(match.game, action, match.human, value)
+    match.game.apply(action, match.human, value)
     run_agents(match)
     return match
-
-
-def _apply(game: AvalonGame, action: str, seat: int, value) -> None:
-    {"speak": game.speak, "propose": game.propose, "vote": game.vote, "quest": game.play_quest,
-     "assassinate": game.assassinate}[action](seat, value)
 
 
 def transcript(match: AvalonMatch) -> list[dict]:

@@ -195,7 +195,7 @@ class SearchAgent(RuleAgent):
             seed = int(self.rng.integers(1 << 30))  # common random numbers: every candidate meets the same rollouts
             for c, action in enumerate(candidates):
                 game = copy_game(base)
-                {"propose": game.propose, "vote": game.vote, "quest": game.play_quest}[view["pending"]](me, action)
+                game.apply(view["pending"], me, action)
                 _play_out(game, seed, until_quest=len(base.quest_results) if self.heuristic else None)
                 leaves.append((c, game))
         values = self._leaf_values([g for _, g in leaves], side)
@@ -227,15 +227,7 @@ class SearchAgent(RuleAgent):
 def _play_out(game: AvalonGame, seed: int, until_quest: int | None = None) -> AvalonGame:
     """Play on with rule agents: to the end, or (``until_quest``) until that many + 1 quests are decided."""
     agents = {i: RuleAgent(seed + i) for i in range(game.n)}
-    if until_quest is None:
-        return play_avalon(game, agents)
-    while game.phase != "end" and len(game.quest_results) <= until_quest:
-        action, seats = game.pending()
-        seat = seats[0]
-        choice = agents[seat].act(game.view(seat))
-        {"propose": game.propose, "vote": game.vote, "quest": game.play_quest,
-         "assassinate": game.assassinate}[action](seat, choice)
-    return game
+    return play_avalon(game, agents, None if until_quest is None else lambda g: len(g.quest_results) > until_quest)
 
 
 def rollout_value(game: AvalonGame, side: str, shaping: float = 0.25) -> float:

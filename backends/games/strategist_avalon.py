@@ -122,8 +122,7 @@ def heuristic_feedback(strategy, settings: AvalonEvalSettings, seed: int = 0, ga
                                    for _ in range(playouts)])
                     rows.append((abs(good - est), g, seat, game.roles[seat], action, st, good, extra, float(est)))
                 choice = agents[seat].act(game.view(seat))
-                {"speak": game.speak, "propose": game.propose, "vote": game.vote, "quest": game.play_quest,
-                 "assassinate": game.assassinate}[action](seat, choice)
+                game.apply(action, seat, choice)
             outcomes.append(f"Game {g + 1}: {game.winner} won ({game.end_reason}); roles {list(game.roles)}.")
     finally:
         if box is not None:

@@ -113,3 +113,12 @@ def test_bad_configs_and_logs_are_clear_errors():
     if any(f'"player": {s}, "success": true' in g.log_jsonl() for s in set(range(5)) - evil_seats):
         with pytest.raises(InputError):
             AvalonGame.replay(tampered)
+
+
+def test_actions_apply_by_name_and_unknown_names_are_refused():
+    g = AvalonGame.new(AvalonConfig(5, discussion=False), seed=0)
+    action, seats = g.pending()
+    g.apply(action, seats[0], [0, 1])
+    assert g.phase == "vote"
+    with pytest.raises(InputError, match="Unknown action"):
+        g.apply("dance", 0, None)
