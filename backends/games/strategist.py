@@ -44,7 +44,9 @@ class Domain(Protocol):
     part: str  # what children change: "heuristic" (code) | "guide" (text)
     system: str  # the system prompt: rules of the game and of the strategy's form
     noun: str  # "heuristic", "dialogue guide"
+    keep: str  # what an implementation keeps: "the signature"
     answer: str  # how the LLM should format a strategy
+    repair: str  # the message after a refusal, with {error}
     temperature: float
     max_tokens: int
 
@@ -146,8 +148,7 @@ def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, re
             return domain.parse(reply.text), calls
         except SandboxError as e:
             messages = messages + [{"role": "assistant", "content": reply.text},
-                                   {"role": "user", "content": f"That was rejected: {e}. Fix it and answer with the "
-                                                               f"whole {domain.noun}."}]
+                                   {"role": "user", "content": domain.repair.format(error=e)}]
     raise SandboxError(f"no valid {domain.noun} after {retries + 1} attempts")
 
 
@@ -258,8 +259,8 @@ class StrategistRun:
             for k in range(self.children):
                 parent = parents[k % len(parents)]
                 idea = self.ideas.sample(rng)
-                plans.append((parent, idea, self._messages(f"{d.show(parent)}\nImplement this improvement, keeping the "
-                                                           f"form: {idea}\n{d.answer}")))
+                plans.append((parent, idea, self._messages(f"{d.show(parent)}\nImplement this improvement, keeping "
+                                                           f"{d.keep}: {idea}\n{d.answer}")))
         else:
             for k in range(self.children):
                 parent = parents[k % len(parents)]

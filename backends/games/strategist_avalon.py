@@ -180,12 +180,14 @@ class AvalonDomain:
         self.llm = llm
         self.part = self.settings.part
         if self.part == "heuristic":
-            self.system, self.noun = HEURISTIC_SYSTEM, "heuristic"
+            self.system, self.noun, self.keep = HEURISTIC_SYSTEM, "heuristic", "the signature"
             self.answer = "Answer with the whole function in one ```python``` block."
+            self.repair = "That code was rejected: {error}. Fix it and answer with the whole function."
             self.temperature, self.max_tokens = 0.3, 700
         else:
-            self.system, self.noun = GUIDE_SYSTEM, "dialogue guide"
+            self.system, self.noun, self.keep = GUIDE_SYSTEM, "dialogue guide", "its purpose"
             self.answer = "Answer with the whole new guide in one ``` block, in at most 120 words."
+            self.repair = "That guide was rejected: {error}. Answer with the whole guide again, in plain words."
             self.temperature, self.max_tokens = 0.7, 220
 
     def baseline(self) -> dict:

@@ -108,8 +108,9 @@ class GopsDomain:
 
     game, part = "gops", "heuristic"
     system = SYSTEM
-    noun = "heuristic"
+    noun, keep = "heuristic", "the signature"
     answer = "Answer with the whole function in one ```python``` block."
+    repair = "That code was rejected: {error}. Fix it and answer with the whole function."
     temperature, max_tokens = 0.3, 600  # code at a low temperature: small models drift into invalid text at 0.7
 
     def __init__(self, settings: EvalSettings | None = None):
