@@ -13,7 +13,10 @@
   resample goofspiel's information states, so the peer plays the turn-based game and moves first each
   round: neither side ever sees a sealed bid (the peer's tree, being perfect-information, assumes we
   would see its bid).
-- GOPS-5 against OpenSpiel's CFR; Avalon search agents vs rule agents, with and without LLM discussion.
+- GOPS-5 against OpenSpiel's CFR.
+- Avalon: search agents (full playouts) and the shipped STRATEGIST strategy's search agents (its value
+  heuristic at the quest horizon) against rule agents, either side; with discussion, the strategy's
+  agents speak through the configured LLM by its dialogue guides.
 
     python -m bench.games [--quick]
 """
@@ -301,7 +304,7 @@ def main(argv=None) -> int:
     p.add_argument("--avalon-llm-games", type=int, help="Avalon games per pairing with LLM discussion (default 10; "
                    "quick 0 = skip)")
     args = p.parse_args(argv)
-    n_cards, games, speed_s, move_s = (6, 20, 1.0, 0.02) if args.quick else (13, 200, 5.0, 0.05)
+    n_cards, games, speed_s, move_s = (6, 20, 1.0, 0.02) if args.quick else (13, 400, 5.0, 0.05)
     llm_calls = args.llm_calls if args.llm_calls is not None else (0 if args.quick else 12)
     avalon_llm_games = args.avalon_llm_games if args.avalon_llm_games is not None else (0 if args.quick else 10)
     not_measured = []

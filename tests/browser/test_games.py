@@ -35,12 +35,16 @@ CONTROL_FOR = {"to speak": "#avalon-say", "pick a team": "#avalon-propose", "Vot
                "play a card": "#avalon-success"}
 
 
-def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page):
+@pytest.mark.parametrize("agents", ["search over beliefs", "STRATEGIST strategy"])
+def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page, agents):
     page.get_by_role("tab", name="Strategy Games").click()
     page.get_by_role("tab", name="Avalon").click()
+    page.locator("#avalon-agents").get_by_label(agents, exact=True).check()
     page.locator("#avalon-new").click()
     status = page.locator("#avalon-status")
     expect(page.locator("#avalon-info")).to_contain_text("Loyal Servant", timeout=30_000)
+    if agents == "STRATEGIST strategy":  # the info line names the strategy the agents play
+        expect(page.locator("#avalon-info")).to_contain_text("agents' strategy: s0")
     expect(page.locator("#avalon-chat")).to_contain_text("You are Player")
     said = 0
     log_link = page.locator('#avalon-log a[download="avalon_game.json"]')
