@@ -250,7 +250,7 @@ def build(demo: gr.Blocks) -> None:
             imp_game = gr.Radio([("GOPS value heuristic", "gops"), ("Avalon value heuristic", "avalon-heuristic"),
                                  ("Avalon dialogue guide", "avalon-guide")], value="gops", label="Improve",
                                 elem_id="strategist-game", info="a new run starts when you change this")
-            guide_side = gr.Radio(["good", "evil"], value="good", label="Guide of the side",
+            guide_side = gr.Radio(["good", "evil"], value="good", label="Guide of the side", visible=False,
                                   info="Avalon dialogue guide runs")
             method = gr.Radio(["strategist", "beam"], value="strategist", label="Method",
                               info="beam = the paper's ablation without the idea library")
@@ -288,6 +288,12 @@ def build(demo: gr.Blocks) -> None:
         files = [str(run_path / n) for n in strategist.RUN_FILES if (run_path / n).exists()]
         return (pd.DataFrame(strategist.score_curve(run_path) or [], columns=["iteration", "best score"]), rows,
                 gr.update(choices=[r[0] for r in rows], value=rows[0][0] if rows else None), files)
+
+    def _controls_for(game):
+        """GOPS cards only for GOPS, the guide's side only for guide runs; each game's default budget."""
+        games, budget = (4, 16) if game == "gops" else (8, 8)
+        return (gr.update(visible=game == "gops"), gr.update(visible=game == "avalon-guide"),
+                gr.update(value=games), gr.update(value=budget))
 
     def _same_kind(path, game, side) -> bool:
         """Does the run in ``path`` improve what the controls ask for (game, part, guide side)?"""
@@ -355,17 +361,22 @@ def build(demo: gr.Blocks) -> None:
         library = strategist.import_run_files([f if isinstance(f, str) else f.name for f in files or []], path)
         best = library.top(1)
         status = (f"Loaded {len(library.items)} strategies; best **{strategist.describe_origin(best[0])}**. "
-                  f"*Run / continue* goes on from here (choose *{best[0].game}* above); the strategist agents in "
+                  f"*Run / continue* goes on from here; the strategist agents in "
                   f"{best[0].game.upper() if best[0].game == 'gops' else 'Avalon'} now play its best."
                   if best else f"Loaded {len(library.items)} strategies (none scored yet).")
         meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
         game = next(iter({s.game for s in library.items.values()}), "gops")
         choice = game if game == "gops" else f"avalon-{meta.get('part', 'heuristic')}"
         side = meta.get("settings", {}).get("guide_side", "good")
-        return (str(path), status, *_run_views(path, library), choice, side)
+        cards, guide, games, budget = _controls_for(choice)
+        saved = meta.get("settings", {})  # the run's own evaluation settings, when it recorded them
+        games = gr.update(value=saved.get("games_per_pair", saved.get("games", games["value"])))
+        budget = gr.update(value=saved.get("simulations", saved.get("worlds", budget["value"])))
+        return (str(path), status, *_run_views(path, library), choice, side, cards, guide, games, budget)
 
     imp_outputs = [run_dir, imp_status, curve, table, pick, lib_file]
-    lib_upload.upload(on_load_run, inputs=lib_upload, outputs=[*imp_outputs, imp_game, guide_side],
+    game_controls = [imp_cards, guide_side, imp_games, imp_sims]
+    lib_upload.upload(on_load_run, inputs=lib_upload, outputs=[*imp_outputs, imp_game, guide_side, *game_controls],
                       api_name="strategist_load")
     imp_run.click(on_improve, inputs=[run_dir, imp_game, guide_side, method, iterations, imp_cards, imp_games, imp_sims,
                                       imp_seed],
@@ -373,7 +384,8 @@ def build(demo: gr.Blocks) -> None:
     imp_stop.click(on_stop_improve, outputs=imp_status, api_name="strategist_stop", queue=False)
     new_run = lambda: (None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None)  # noqa: E731
     imp_new.click(new_run, outputs=imp_outputs, api_name="strategist_new")
-    imp_game.input(new_run, outputs=imp_outputs, api_visibility="private")
+    imp_game.input(lambda g: (*new_run(), *_controls_for(g)), inputs=imp_game, outputs=[*imp_outputs, *game_controls],
+                   api_visibility="private")
     guide_side.input(new_run, outputs=imp_outputs, api_visibility="private")
     pick.change(on_pick, inputs=[run_dir, pick], outputs=[code, diff], api_name="strategist_source")
 

@@ -131,3 +131,18 @@ def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch
     origins = {row[1].split(" ")[0] for row in table["data"]}
     assert {"hand-written", "llm-seed", "llm-idea"} <= origins
     assert any(Path(f).name == "log.jsonl" for f in files)
+
+
+def test_a_loaded_avalon_run_plays_in_avalon_and_gops_keeps_its_own_strategist(session):
+    from gradio_client import handle_file
+
+    from backends.common.settings import get_settings
+
+    run = get_settings().assets_dir / "games-strategist" / "avalon-strategist"
+    files = [handle_file(str(run / n)) for n in ("library.json", "ideas.json", "log.jsonl", "run.json")]
+    out = session.predict(files, api_name="/strategist_load")
+    assert "best **s000: hand-written**" in out[0] and out[5] == "avalon-heuristic"
+    chat, status, info, *_ = session.predict(5, "Servant", False, 2, "strategist", api_name="/avalon_new")
+    assert "agents' strategy: s000: hand-written" in info
+    board, *_ = session.predict(5, "discard", "descending", "strategist", 100, 0, api_name="/gops_new")
+    assert "strategy s000: hand-written" in board  # the shipped GOPS run: the loaded run is Avalon's
