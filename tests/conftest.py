@@ -69,3 +69,38 @@ def client(live_app):
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def scripted_endpoint():
+    """An OpenAI-compatible chat-completions server on loopback that answers with ``reply(body)`` — a
+    test double for an LLM endpoint (the product never uses it). Yields a function that starts one and
+    returns its base URL; every server stops when the test ends."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    servers = []
+
+    def start(reply) -> str:
+        class Scripted(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                data = json.dumps({"choices": [{"message": {"content": reply(body)}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *a):
+                pass
+
+        server = HTTPServer(("127.0.0.1", 0), Scripted)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}/v1"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+

@@ -117,3 +117,21 @@ def test_layout3d_cli_writes_every_stage(tmp_path):
     assert (tmp_path / "out" / "stage02.png").exists() and (tmp_path / "out" / "stages.json").exists()
     bad = run_cli("layout3d", "--layout", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o2"))
     assert bad.returncode == 2 and "Cannot read layout" in bad.stderr
+
+
+def test_games_improve_avalon_heuristics_against_an_endpoint(tmp_path, scripted_endpoint):
+    import json
+    import os
+
+    from tests.app.scripted_llm import scripted_strategist
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ICLR25_LLM")}
+    env |= {"ICLR25_LLM_BASE_URL": scripted_endpoint(scripted_strategist), "ICLR25_LLM_MODEL": "scripted-double"}
+    res = run_cli("games", "improve", "--game", "avalon", "--part", "heuristic", "--run-dir", str(tmp_path / "run"),
+                  "--iterations", "1", "--games", "2", "--worlds", "2", env=env)
+    assert res.returncode == 0, res.stderr
+    records = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert records[0]["event"] == "seeded" and records[-1]["iteration"] == 1 and records[-1]["game"] == "avalon"
+    library = json.loads((tmp_path / "run" / "library.json").read_text())
+    assert {s["origin"]["kind"] for s in library} >= {"hand-written", "llm-seed", "llm-idea"}
+

@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
+from tests.app.scripted_llm import scripted_strategist
+
 
 @pytest.fixture
 def session(live_app):
@@ -88,45 +90,15 @@ def test_improve_without_an_llm_says_how_to_configure_one(session, monkeypatch):
 
 
 @pytest.mark.parametrize("game", ["gops", "avalon-heuristic"])
-def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch, game):
+def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch, scripted_endpoint, game):
     """A scripted chat-completions server on loopback stands in for the LLM (a test double)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
     from backends.common.settings import reset_settings
-    from backends.games import avalon_heuristics, gops_heuristics
 
-    class Scripted(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            last = body["messages"][-1]["content"]
-            if "What do you conclude" in last:
-                text = "It wastes high cards."
-            elif "improvement ideas" in last:
-                text = "1. Keep the top card for the top prize.\n2. Weigh large prizes more."
-            elif "Avalon" in body["messages"][0]["content"]:
-                text = "```python\n" + avalon_heuristics.BASELINE_SOURCE.replace("q = 0.5", "q = 0.45") + "```"
-            else:
-                text = "```python\n" + gops_heuristics.BASELINE_SOURCE.replace("v0 = state[\"pot\"] / 2",
-                                                                               "v0 = state[\"pot\"] / 2 + 0.1") + "```"
-            data = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Scripted)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("ICLR25_LLM_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("ICLR25_LLM_BASE_URL", scripted_endpoint(scripted_strategist))
     monkeypatch.setenv("ICLR25_LLM_MODEL", "scripted-double")
     reset_settings()
-    try:
-        status, curve, table, pick, files = session.predict(game, "good", "strategist", 1, 4, 2, 4, 0, api_name="/strategist_run")
-    finally:
-        server.shutdown()
+    status, curve, table, pick, files = session.predict(game, "good", "strategist", 1, 4, 2, 4, 0,
+                                                        api_name="/strategist_run")
     assert "Iteration 1" in status and "scripted-double" in status
     origins = {row[1].split(" ")[0] for row in table["data"]}
     assert {"hand-written", "llm-seed", "llm-idea"} <= origins
