@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -138,25 +139,20 @@ class SandboxedFunction:
             raise SandboxError(reply.get("error", "the strategy could not be loaded"))
 
     def _roundtrip(self, message: dict, timeout: float) -> dict:
+        """Send one request line and wait (``select``, no helper thread: this runs per batch of leaves)
+        up to ``timeout`` seconds for the reply line; a worker that overruns is killed."""
         proc = self._proc
-        result: dict = {}
-
-        def talk():
-            try:
-                proc.stdin.write(json.dumps(message) + "\n")
-                proc.stdin.flush()
-                line = proc.stdout.readline()
-                result["reply"] = json.loads(line) if line else {"ok": False, "error": "the worker died"}
-            except (OSError, ValueError) as e:
-                result["reply"] = {"ok": False, "error": f"the worker failed ({e.__class__.__name__})"}
-
-        t = threading.Thread(target=talk, daemon=True)
-        t.start()
-        t.join(timeout)
-        if t.is_alive():
-            self.close()
-            raise SandboxError(f"the strategy took longer than {timeout:g} s and was stopped")
-        reply = result["reply"]
+        try:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], timeout)
+            if not ready:
+                self.close()
+                raise SandboxError(f"the strategy took longer than {timeout:g} s and was stopped")
+            line = proc.stdout.readline()
+            reply = json.loads(line) if line else {"ok": False, "error": "the worker died"}
+        except (OSError, ValueError) as e:
+            reply = {"ok": False, "error": f"the worker failed ({e.__class__.__name__})"}
         if not reply.get("ok") and proc.poll() is not None:
             self.close()
             code = proc.returncode
