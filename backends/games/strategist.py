@@ -1,16 +1,16 @@
 """STRATEGIST's improvement loop (the published ImprovementLibrary evolver), for any game domain.
 
-A **domain** says what a strategy is and how it is scored: GOPS value heuristics
-(``strategist_gops.GopsDomain``), Avalon value heuristics or dialogue guides
+A **domain** says what a strategy is, how it is scored and what feedback the LLM reflects on: GOPS value
+heuristics (``strategist_gops.GopsDomain``), Avalon value heuristics or dialogue guides
 (``strategist_avalon.AvalonDomain``). A **strategy library** holds strategies (code runs only in the
-sandbox) with their self-play scores; an **idea library** is a multi-armed bandit over improvement ideas (UCB = mean improvement +
-sqrt(2·ln N / n)). One iteration:
-  1. reflect — for the fittest strategies, turn self-play into feedback (the positions where the
-     heuristic's value and the MCTS estimate made with it differ most, and how the game ended), ask the
-     LLM for conclusions, then for a numbered list of ideas, and add them to the bandit;
-  2. implement — sample an idea (softmax over UCB), ask the LLM to apply it to the parent (same
-     signature; the sandbox's error is fed back on failure), evaluate children and parents in the same
-     self-play batch, reward the idea with score(child) − score(parent), add the children.
+sandbox) with their self-play scores; an **idea library** is a multi-armed bandit over improvement
+ideas (UCB = mean improvement + sqrt(2·ln N / n)). One iteration:
+  1. reflect — for the fittest strategies, turn self-play into feedback (for heuristics: the positions
+     where the heuristic's value and the search's estimate differ most, and how the games ended), ask
+     the LLM for conclusions, then for a numbered list of ideas, and add them to the bandit;
+  2. implement — sample an idea (softmax over UCB), ask the LLM to apply it to the parent (the reason
+     for a refusal is fed back), evaluate children and parents in the same self-play batch, reward the
+     idea with score(child) − score(parent), add the children.
 ``method="beam"`` is the paper's ablation without the idea library: the LLM rewrites the fittest
 strategies directly from their feedback, at the same number of LLM calls.
 
