@@ -118,3 +118,25 @@ def test_a_loaded_avalon_run_plays_in_avalon_and_gops_keeps_its_own_strategist(s
     assert "agents' strategy: s000: hand-written" in info
     board, *_ = session.predict(5, "discard", "descending", "strategist", 100, 0, api_name="/gops_new")
     assert "strategy s000: hand-written" in board  # the shipped GOPS run: the loaded run is Avalon's
+
+
+def test_strategist_agents_speak_through_the_endpoint_by_the_strategys_guides(session, monkeypatch, scripted_endpoint):
+    from backends.common.settings import reset_settings
+    from backends.games.avalon_dialogue import DEFAULT_GUIDES
+
+    systems = []
+
+    def speech(body):
+        systems.append(body["messages"][0]["content"])
+        return "I suspect player 2. Keep player 2 off the team."
+
+    monkeypatch.setenv("ICLR25_LLM_BASE_URL", scripted_endpoint(speech))
+    monkeypatch.setenv("ICLR25_LLM_MODEL", "scripted-double")
+    reset_settings()
+    session.predict(api_name="/strategist_new")  # no run of ours: the shipped Avalon strategy plays
+    chat, status, info, *_ = session.predict(5, "Servant", True, 11, "strategist+llm", api_name="/avalon_new")
+    assert "agents' strategy: s000" in info
+    if not systems:  # the person may speak first: say something, then the agents speak
+        chat, status, info, *_ = session.predict("I am loyal.", api_name="/avalon_say")
+    assert systems and all(any(g in s for g in DEFAULT_GUIDES.values()) for s in systems)
+    assert "I suspect player 2" in json.dumps(chat)
