@@ -87,7 +87,7 @@ def _avalon_outputs(match):
         status = f"**{TURN_TEXT[turn]}**{extra}"
     else:
         status = "Waiting for the other players…"
-    quests = " ".join("✅" if ok else "❌" for ok in match.game.quest_results) or "none yet"
+    quests = " ".join("✓" if ok else "✗" for ok in match.game.quest_results) or "none yet"
     info = (f"You are **Player {match.human}**, {avalon.ROLE_NAMES.get(view['role'], view['role'])} ({view['side']}) · "
             f"quests: {quests} · leader: Player {view['leader']} · rejections this round: {view['rejections']}")
     if match.strategy:
@@ -154,14 +154,17 @@ def build(demo: gr.Blocks) -> None:
             av_role = gr.Dropdown(["random", *ROLES], value="Servant", label="Your role")
             av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
             av_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
+        with gr.Row():
             av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule"),
                                   ("search + LLM speech (slow on CPU)", "search+llm"),
                                   ("STRATEGIST strategy", "strategist"),
                                   ("STRATEGIST strategy + LLM speech by its guides", "strategist+llm")],
                                  value="search", label="Agents", elem_id="avalon-agents",
                                  info="LLM speech uses the configured endpoint, else the embedded SmolLM2-135M "
-                                      "(tiny: fluent but shallow; set ICLR25_LLM_BASE_URL for a stronger model).")
-            av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
+                                      "(tiny: fluent but shallow; set ICLR25_LLM_BASE_URL for a stronger model). "
+                                      "STRATEGIST strategy: the best Avalon strategy of your Improve run, else the "
+                                      "shipped one.")
         av_info = gr.Markdown(elem_id="avalon-info")
         chat = gr.Chatbot(label="Table", height=420, elem_id="avalon-chat")
         av_status = gr.Markdown(elem_id="avalon-status")
