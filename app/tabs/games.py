@@ -300,12 +300,10 @@ def build(demo: gr.Blocks) -> None:
 
     def _same_kind(path, game, side) -> bool:
         """Does the run in ``path`` improve what the controls ask for (game, part, guide side)?"""
-        meta_path = path / "run.json"
-        if not meta_path.exists():
-            return True
-        meta = json.loads(meta_path.read_text())
-        kind = meta.get("game", "gops") if meta.get("game", "gops") == "gops" else f"avalon-{meta.get('part')}"
-        return kind == game and (game != "avalon-guide" or meta.get("settings", {}).get("guide_side") == side)
+        if not (path / "library.json").exists():
+            return True  # nothing saved yet
+        kind, saved = strategist.run_kind(path)
+        return kind == game and (game != "avalon-guide" or saved.get("guide_side") == side)
 
     def _open_run(path, game, side, settings_tuple, method_v, seed_v):
         from backends.games.llm import get_llm
@@ -367,12 +365,9 @@ def build(demo: gr.Blocks) -> None:
                   f"*Run / continue* goes on from here; the strategist agents in "
                   f"{best[0].game.upper() if best[0].game == 'gops' else 'Avalon'} now play its best."
                   if best else f"Loaded {len(library.items)} strategies (none scored yet).")
-        meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
-        game = next(iter({s.game for s in library.items.values()}), "gops")
-        choice = game if game == "gops" else f"avalon-{meta.get('part', 'heuristic')}"
-        side = meta.get("settings", {}).get("guide_side", "good")
+        choice, saved = strategist.run_kind(path)  # saved: the run's own evaluation settings, if recorded
+        side = saved.get("guide_side", "good")
         cards, guide, games, budget = _controls_for(choice)
-        saved = meta.get("settings", {})  # the run's own evaluation settings, when it recorded them
         games = gr.update(value=saved.get("games_per_pair", saved.get("games", games["value"])))
         budget = gr.update(value=saved.get("simulations", saved.get("worlds", budget["value"])))
         return (str(path), status, *_run_views(path, library), choice, side, cards, guide, games, budget)

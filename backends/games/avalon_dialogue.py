@@ -29,6 +29,12 @@ _ACCUSE = (re.compile(r"(?:suspect|distrust|doubt|not\s+trust|against)\D{0,20}pl
            re.compile(r"trust\s+player\s+(\d+)\s+the\s+least", re.IGNORECASE))
 
 
+def valid_guides(guides) -> bool:
+    """Dialogue guides as loaded from a file or a log: None, or a dict of side -> text."""
+    return guides is None or (isinstance(guides, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                for k, v in guides.items()))
+
+
 def describe_view(view: dict, suspicion: dict[int, float]) -> str:
     """What the agent knows, as plain sentences for the prompt."""
     sees = ", ".join(f"player {k} ({v})" for k, v in view["sees"].items()) or "nobody"

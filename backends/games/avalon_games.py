@@ -30,12 +30,9 @@ def heuristic_for(source: str | None, reuse: bool = False):
         return None, None
     if source.strip() == BASELINE_SOURCE.strip():
         return baseline_heuristic, None
-    from .sandbox import SandboxedFunction, shared
+    from .sandbox import open_sandboxed
 
-    if reuse:
-        return shared(source).evaluate, None
-    fn = SandboxedFunction(source)
-    return fn.evaluate, fn
+    return open_sandboxed(source, reuse)
 
 
 def play_side(task: AvalonTask, speaker=None) -> dict:

@@ -17,6 +17,7 @@ from backends.common.seeding import check_seed
 
 from .avalon import AvalonConfig, AvalonGame
 from .avalon_agents import RuleAgent
+from .avalon_dialogue import valid_guides
 from .avalon_games import heuristic_for
 from .avalon_search import SearchAgent
 from .sandbox import SandboxError, check_source
@@ -103,8 +104,7 @@ def _check_strategy(agents: str, strategy: dict | None) -> None:
         return
     if not isinstance(strategy, dict) or not isinstance(strategy.get("source"), str):
         raise InputError("Strategist agents need a strategy (run Improve on Avalon, or use the shipped one).")
-    guide = strategy.get("guide")
-    if guide is not None and not (isinstance(guide, dict) and all(isinstance(v, str) for v in guide.values())):
+    if not valid_guides(strategy.get("guide")):
         raise InputError("A strategy's dialogue guides must be text.")
     try:
         check_source(strategy["source"])

@@ -35,14 +35,12 @@ def strategy_agent(source: str, name: str = "strategist", reuse: bool = False, *
     one move per call). ``search``: ``MCTSAgent``'s budget and settings."""
     from .gops_agents import MCTSAgent
     from .gops_heuristics import BASELINE_SOURCE
-    from .sandbox import SandboxedFunction, shared
+    from .sandbox import open_sandboxed
 
     if source.strip() == BASELINE_SOURCE.strip():
         return MCTSAgent("baseline", name=name, **search), None
-    if reuse:
-        return MCTSAgent(shared(source).evaluate, name=name, **search), None
-    fn = SandboxedFunction(source)
-    return MCTSAgent(fn.evaluate, name=name, **search), fn
+    evaluate, fn = open_sandboxed(source, reuse)
+    return MCTSAgent(evaluate, name=name, **search), fn
 
 
 def build_agent(name: str, source: str | None, simulations: int):

@@ -17,7 +17,7 @@ from backends.common.seeding import check_seed
 from .gops import GopsConfig, GopsState
 from .gops_agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from .gops_games import strategy_agent
-from .sandbox import SandboxedFunction, SandboxError, check_source
+from .sandbox import SandboxError, check_source
 
 OPPONENTS = ("random", "greedy", "mcts", "strategist")
 
@@ -89,15 +89,15 @@ class GopsMatch:
             raise InputError(f"Not a GOPS match: {e}") from None
 
 
-def make_agent(request: GopsMatchRequest) -> tuple[Agent, SandboxedFunction | None]:
-    """The agent (an LLM-written strategy runs in a shared, long-lived sandbox) and None: nothing to close."""
+def make_agent(request: GopsMatchRequest) -> Agent:
+    """The agent (an LLM-written strategy runs in a shared, long-lived sandbox: nothing to close)."""
     if request.opponent == "random":
-        return RandomAgent(), None
+        return RandomAgent()
     if request.opponent == "greedy":
-        return GreedyAgent(), None
+        return GreedyAgent()
     if request.opponent == "mcts":
-        return MCTSAgent(simulations=request.simulations), None
-    return strategy_agent(request.strategy_source, reuse=True, simulations=request.simulations)
+        return MCTSAgent(simulations=request.simulations)
+    return strategy_agent(request.strategy_source, reuse=True, simulations=request.simulations)[0]
 
 
 def new_match(request: GopsMatchRequest) -> GopsMatch:
@@ -111,15 +111,12 @@ def play_card(match: GopsMatch, card: int) -> GopsMatch:
         raise InputError("The game is over: start a new one.")
     if card not in match.state.hand(0):
         raise InputError(f"You do not hold card {card}; your hand is {list(match.state.hand(0))}.")
-    agent, sandbox = make_agent(match.request)
+    agent = make_agent(match.request)
     rng = np.random.default_rng([match.request.seed, match.state.round])
     try:
         bid = agent.act(match.state, 1, rng)
     except SandboxError as e:
         raise InputError(f"The strategy failed in its sandbox: {e}") from None
-    finally:
-        if sandbox is not None:
-            sandbox.close()
     stats = agent.describe_last_move() or {"chosen": bid}
     return GopsMatch(match.request, match.state.apply(int(card), int(bid)), False,
                      match.search + [{"round": match.state.round + 1, "prize": match.state.prize, **stats}])

@@ -199,6 +199,15 @@ _SHARED_LOCK = threading.Lock()
 SHARED_WORKERS = 4
 
 
+def open_sandboxed(source: str, reuse: bool = False):
+    """(``evaluate`` of a sandbox running ``source``, the sandbox to close or None): a long-lived shared
+    one with ``reuse`` (the app: one decision per call), else a fresh one the caller closes."""
+    if reuse:
+        return shared(source).evaluate, None
+    fn = SandboxedFunction(source)
+    return fn.evaluate, fn
+
+
 def shared(source: str) -> SandboxedFunction:
     """A long-lived sandbox for ``source``, reused across calls (a game in the app asks a strategy once per
     move; starting a worker each time costs ~50 ms). The least recently used of ``SHARED_WORKERS`` closes."""

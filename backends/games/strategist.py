@@ -32,6 +32,7 @@ import numpy as np
 from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent
 
+from .avalon_dialogue import valid_guides
 from .llm import LLM
 from .sandbox import SandboxError, check_source
 from .strategist_text import parse_ideas
@@ -323,7 +324,7 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
         library = StrategyLibrary.from_json(data)
         for s in library.items.values():
             check_source(s.source)
-            if s.guide is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in s.guide.items()):
+            if not valid_guides(s.guide):
                 raise ValueError("dialogue guides must be text")
         if len({s.game for s in library.items.values()}) > 1:
             raise ValueError("strategies of different games")
@@ -365,6 +366,18 @@ def shipped_library(game: str = "gops") -> Path:
 
     folder = "strategist" if game == "gops" else f"{game}-strategist"
     return get_settings().assets_dir / "games-strategist" / folder / "library.json"
+
+
+def run_kind(run_dir: str | Path) -> tuple[str, dict]:
+    """What a run folder improves — "gops", "avalon-heuristic" or "avalon-guide" — and the evaluation
+    settings it recorded. Runs saved before ``run.json`` existed: the game of their strategies."""
+    path = Path(run_dir)
+    meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
+    game = meta.get("game")
+    if game is None and (path / "library.json").exists():
+        game = next(iter({s.get("game", "gops") for s in json.loads((path / "library.json").read_text())}), None)
+    kind = "gops" if game in (None, "gops") else f"{game}-{meta.get('part', 'heuristic')}"
+    return kind, meta.get("settings", {})
 
 
 def best_strategy(game: str, run_dir: str | Path | None = None) -> Strategy:

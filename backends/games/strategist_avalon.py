@@ -56,8 +56,15 @@ GUIDE_SYSTEM = (
     "Listeners treat accusations such as 'I suspect player 3' as evidence about who is evil.")
 
 
-def _probe_state() -> dict:
-    return state_dict(AvalonGame.new(AvalonConfig(5, discussion=False), seed=0))
+def probe(source: str) -> None:
+    """Run the heuristic once on an opening position (SandboxError if it fails): broken code never
+    reaches the games."""
+    heuristic, box = heuristic_for(source)
+    try:
+        heuristic([state_dict(AvalonGame.new(AvalonConfig(5, discussion=False), seed=0))])
+    finally:
+        if box is not None:
+            box.close()
 
 
 def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=None) -> tuple[dict, dict]:
@@ -73,12 +80,7 @@ def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=
     scores, errors = {}, {}
     for s in strategies:
         try:
-            heuristic, box = heuristic_for(s.source)
-            try:
-                heuristic([_probe_state()])
-            finally:
-                if box is not None:
-                    box.close()
+            probe(s.source)
         except SandboxError as e:
             errors[s.id] = str(e)
             continue
@@ -213,12 +215,7 @@ class AvalonDomain:
             return extract_guide(text)
         code = extract_code(text)
         check_source(code)
-        heuristic, box = heuristic_for(code)
-        try:
-            heuristic([_probe_state()])
-        finally:
-            if box is not None:
-                box.close()
+        probe(code)
         return code
 
     def apply(self, parent, content: str) -> dict:

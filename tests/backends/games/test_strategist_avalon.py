@@ -106,3 +106,18 @@ def test_a_guide_run_changes_only_the_guide_of_its_side(tmp_path):
 def test_unknown_parts_are_refused():
     with pytest.raises(ValueError, match="part"):
         AvalonDomain(AvalonEvalSettings(part="speech"))
+
+
+def test_a_run_folder_says_what_it_improves(tmp_path):
+    import shutil
+
+    from backends.games.strategist import run_kind
+
+    run = StrategistRun(tmp_path / "g", ScriptedLLM(), _settings(part="guide", games=1, guide_side="evil"), fittest=1)
+    run.start(llm_seeds=0)
+    assert run_kind(tmp_path / "g")[0] == "avalon-guide"
+    assert run_kind(tmp_path / "g")[1]["guide_side"] == "evil"
+    (tmp_path / "g" / "run.json").unlink()  # a run saved before run.json: the game of its strategies
+    assert run_kind(tmp_path / "g")[0] == "avalon-heuristic"
+    shutil.rmtree(tmp_path / "g")
+    assert run_kind(tmp_path / "g")[0] == "gops"
