@@ -46,6 +46,7 @@ def _pyspiel():
 def our_playouts_per_s(n_cards: int, seconds: float) -> float:
     rng = np.random.default_rng(0)
     state = GopsState.new(GopsConfig(n_cards), seed=0)
+    random_playouts(state, 100, rng)  # compile (numba) before timing
     done, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         random_playouts(state, 10_000, rng)
@@ -88,13 +89,18 @@ def our_sims_per_s(n_cards: int, leaf: str = "rollout", seconds: float = 1.0) ->
     from backends.games.sandbox import SandboxedFunction
 
     state = GopsState.new(GopsConfig(n_cards), seed=0)
+
+    def timed(evaluate):
+        MCTSAgent(evaluate, simulations=200).act(state, 0, np.random.default_rng(1))  # compile / start before timing
+        agent = MCTSAgent(evaluate, simulations=10**9, seconds=seconds)
+        agent.act(state, 0, np.random.default_rng(0))
+        return agent
+
     if leaf == "sandboxed":
         with SandboxedFunction(BASELINE_SOURCE) as fn:
-            agent = MCTSAgent(fn.evaluate, simulations=10**9, seconds=seconds)
-            agent.act(state, 0, np.random.default_rng(0))
+            agent = timed(fn.evaluate)
     else:
-        agent = MCTSAgent(leaf, simulations=10**9, seconds=seconds)
-        agent.act(state, 0, np.random.default_rng(0))
+        agent = timed(leaf)
     last = agent.describe_last_move()
     return last["simulations"] / last["seconds"]
 
