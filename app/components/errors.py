@@ -14,19 +14,22 @@ import logging
 import gradio as gr
 
 from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
+from backends.common.redact import redact_paths
 
 log = logging.getLogger(__name__)
 
 
 def as_gr_error(exc: BaseException) -> gr.Error:
+    """The message a person sees; server paths in it are written relative to known folders."""
+    text = redact_paths(str(exc))
     if isinstance(exc, InputError):
-        return gr.Error(str(exc), title="Please check the input")
+        return gr.Error(text, title="Please check the input")
     if isinstance(exc, ModelMissingError | ModelCorruptError):
-        return gr.Error(str(exc).replace("\n", "<br>"), title="Model not available")
+        return gr.Error(text.replace("\n", "<br>"), title="Model not available")
     if isinstance(exc, Cancelled):
-        return gr.Error(f"Stopped: {exc}", title="Stopped")
+        return gr.Error(f"Stopped: {text}", title="Stopped")
     log.exception("unexpected error in a handler", exc_info=exc)
-    return gr.Error(f"Internal error ({exc.__class__.__name__}): {exc}", title="Something went wrong")
+    return gr.Error(f"Internal error ({exc.__class__.__name__}): {text}", title="Something went wrong")
 
 
 def user_errors(fn):

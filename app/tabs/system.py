@@ -12,6 +12,7 @@ from app.components.queue_state import queue_state
 from app.tabs import TabSpec
 from backends.common.device import device_report
 from backends.common.errors import Cancelled
+from backends.common.redact import redact_paths
 from backends.common.registry import STATUS_HEADERS, status_table
 from backends.common.settings import get_settings
 from backends.common.speedtest import SpeedTestRequest, run_speed_test
@@ -30,8 +31,8 @@ def system_info() -> dict:
         "settings": {
             "device": settings.device,
             "dtype": settings.dtype,
-            "models_dir": str(settings.models_dir),
-            "assets_dir": str(settings.assets_dir),
+            "models_dir": redact_paths(str(settings.models_dir)),
+            "assets_dir": redact_paths(str(settings.assets_dir)),
             "offline": settings.offline,
         },
     }
@@ -82,11 +83,11 @@ def build(demo: gr.Blocks) -> None:
     @user_errors
     def load_system():
         info = system_info()
-        return device_markdown(info), versions_rows(info), status_table(), queue_state(demo)
+        return device_markdown(info), versions_rows(info), _models_table(), queue_state(demo)
 
     @user_errors
     def models_table() -> list[list]:
-        return status_table()
+        return _models_table()
 
     def queue_status() -> dict:
         return queue_state(demo)
@@ -121,3 +122,8 @@ def build(demo: gr.Blocks) -> None:
 
 
 TAB = TabSpec(name="system", title="System", build=build)
+
+
+def _models_table() -> list[list]:
+    """The registry, with the places looked in written relative to known folders (no server paths)."""
+    return [[*row[:-1], redact_paths(row[-1])] for row in status_table()]

@@ -162,7 +162,7 @@ def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStat
     except ModelMissingError as e:
         return ModelStatus(spec, False, None, e.searched, "missing")
     except ModelCorruptError as e:
-        return ModelStatus(spec, False, None, [str(p) for p, _ in _candidates(spec, settings)], "; ".join(e.problems))
+        return ModelStatus(spec, False, None, [str(p) for _, p in _candidates(spec, settings)], "; ".join(e.problems))
     return ModelStatus(spec, True, found.path, [f"{found.path} ({found.where})"], None, _size_mb(found.path, spec.files))
 
 

