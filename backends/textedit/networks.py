@@ -1,0 +1,115 @@
+"""The embedded text-in-image model: ordinary diffusers/transformers classes at tiny sizes.
+
+* ``AutoencoderKL`` 32×128×3 ↔ 8×32×4 latents (a wide strip, the shape of a written word);
+* ``UNet2DConditionModel`` on 8×32 latents with cross-attention at 8×32 and 4×16 on the way down,
+  at 2×8 in the middle and at 4×16 and 8×32 on the way up — seven ``attn2`` layers at three
+  resolutions, so the localization scan has several candidates to tell apart;
+* ``CLIPTextModel`` (the 3D Layout tab's tiny text encoder) behind a **character-level** tokenizer:
+  the template words are word tokens, the text between quotes is split into single characters, so
+  the spelling of the word has to pass through cross-attention, as in the paper's models;
+* SD's noise schedule (scaled-linear β 0.00085–0.012, 1000 steps, ε-prediction), sampled with DDIM.
+
+The model writes words of 3–8 letters a–z, drawn in capitals (the tokenizer lowercases).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from backends.layout3d import networks as _layout3d
+from backends.layout3d.networks import MAX_TOKENS, VOCAB_SPECIAL, encode_prompts
+
+__all__ = ["ALPHABET", "IMAGE_SIZE", "LATENT_SIZE", "MAX_TOKENS", "PROMPT_WORDS", "SCHEDULER_CONFIG", "TEXT_CONFIG",
+           "UNET_CONFIG", "VAE_CONFIG", "build_scheduler", "build_text_encoder", "build_tokenizer", "build_unet",
+           "build_vae", "encode_prompts", "quoted_text"]
+
+IMAGE_SIZE = (32, 128)  # H, W — RapidOCR reads clean renders of this size (upscaled) without error
+LATENT_FACTOR = 4
+LATENT_SIZE = (IMAGE_SIZE[0] // LATENT_FACTOR, IMAGE_SIZE[1] // LATENT_FACTOR)
+ALPHABET = string.ascii_lowercase  # the characters the model can write (shown as capitals)
+MIN_LETTERS, MAX_LETTERS = 3, 8
+
+# Words of the prompt templates ("a brick wall that says "...""), each one token.
+PROMPT_WORDS = ("a", "an", "the", "sign", "shirt", "t-shirt", "wall", "brick", "label", "poster", "banner",
+                "sticker", "board", "wooden", "paper", "that", "says", "with", "text", "word", "reads", "on",
+                "of", "written", "printed", "painted")
+PUNCTUATION = ('"', ".", ",", "-", ":")
+
+VAE_CONFIG = dict(
+    in_channels=3, out_channels=3, latent_channels=4, sample_size=list(IMAGE_SIZE), layers_per_block=1,
+    down_block_types=("DownEncoderBlock2D",) * 3, up_block_types=("UpDecoderBlock2D",) * 3,
+    block_out_channels=(32, 64, 64), norm_num_groups=16,
+)
+
+UNET_CONFIG = dict(
+    sample_size=list(LATENT_SIZE), in_channels=4, out_channels=4, layers_per_block=1,
+    down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
+    up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
+    block_out_channels=(64, 128, 128), cross_attention_dim=64, attention_head_dim=8, norm_num_groups=32,
+)
+
+TEXT_CONFIG = dict(_layout3d.TEXT_CONFIG)
+
+SCHEDULER_CONFIG = dict(_layout3d.SCHEDULER_CONFIG)
+
+# A letter or digit followed by exactly one more quote: it stands between the (last) pair of quotes.
+_QUOTED_CHAR = r'[a-z0-9](?=[^"]*"[^"]*$)'
+
+
+def quoted_text(prompt: str) -> str | None:
+    """The text between the last pair of double quotes of ``prompt`` (``None`` without quotes)."""
+    found = re.findall(r'"([^"]*)"', prompt)
+    return found[-1] if found else None
+
+
+def vocabulary() -> list[str]:
+    return list(VOCAB_SPECIAL) + list(PUNCTUATION) + [w for w in PROMPT_WORDS if w not in ALPHABET] + list(ALPHABET)
+
+
+def build_tokenizer():
+    """Character-level inside quotes, word-level outside: a ``PreTrainedTokenizerFast`` (saves/loads as usual).
+
+    ``a sign that says "Cat"`` → ``[BOS] a sign that says " c a t " [EOS]``.
+    """
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    words = vocabulary()
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(_QUOTED_CHAR), behavior="isolated"),
+        pre_tokenizers.WhitespaceSplit(),
+        pre_tokenizers.Split(Regex(r'[".,:]'), behavior="isolated"),
+    ])
+    tok.post_processor = processors.TemplateProcessing(single="[BOS] $A [EOS]", special_tokens=[("[BOS]", 2), ("[EOS]", 3)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]",
+                                   eos_token="[EOS]", model_max_length=MAX_TOKENS)
+
+
+def build_text_encoder(vocab_size: int, **overrides):
+    return _layout3d.build_text_encoder(vocab_size, **{**TEXT_CONFIG, **overrides})
+
+
+def build_vae(**overrides):
+    from diffusers import AutoencoderKL
+
+    return AutoencoderKL(**{**VAE_CONFIG, **overrides})
+
+
+def build_unet(**overrides):
+    from diffusers import UNet2DConditionModel
+
+    return UNet2DConditionModel(**{**UNET_CONFIG, **overrides})
+
+
+def build_scheduler(kind: str = "ddim"):
+    """The sampling (``ddim``) or training (``ddpm``) scheduler on the model's noise schedule."""
+    from diffusers import DDIMScheduler, DDPMScheduler
+
+    if kind == "ddim":
+        return DDIMScheduler(**SCHEDULER_CONFIG)
+    if kind == "ddpm":
+        return DDPMScheduler(**{k: v for k, v in SCHEDULER_CONFIG.items() if k != "set_alpha_to_one"})
+    raise ValueError(f"unknown scheduler kind {kind!r} (ddim or ddpm)")
