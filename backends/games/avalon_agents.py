@@ -6,7 +6,8 @@ own view (``AvalonGame.view(seat)``), never from the game object.
 - Servants keep every assignment of evil players consistent with the quest results (a quest with k
   fails had at least k evil members) and propose / approve the teams most likely to be all good.
 - The Assassin names the good player whose votes best match someone who knew the evil team.
-Their speeches are fixed statements that are true to their side.
+Their speeches are fixed statements true to their side that cite only the public record (nothing
+about quests before one has been played, no private knowledge).
 """
 
 from __future__ import annotations
@@ -59,12 +60,26 @@ class RuleAgent:
     # --- decisions ---------------------------------------------------------------------------------
 
     def speak(self, view: dict) -> str:
+        """A statement that cites only the public record (so it is true of it) and is true to the side."""
+        quests = [e for e in view["events"] if e["type"] == "quest_result"]
+        if not quests:
+            return "I am loyal to Arthur. No quest has been played yet; let us choose the first team with care."
+        last, number = quests[-1], quests[-1]["quest"] + 1
         if view["side"] == "evil":
-            return "I am loyal to Arthur. The last quest results look fine to me; let us keep the team together."
-        evil_sets = consistent_evil_sets(view)
+            if last["success"]:
+                return f"I am loyal to Arthur. Quest {number} succeeded; that team earned our trust, let us keep it."
+            partners = {int(s) for s in view["sees"]} | {view["seat"]}
+            blamed = [i for i in last["team"] if i not in partners]
+            if not blamed:
+                return f"I am loyal to Arthur. Quest {number} failed; let us not send that team again."
+            return f"I am loyal to Arthur. Quest {number} failed, so I do not trust player {blamed[0]}."
+        if not any(e["fails"] for e in quests):
+            return "I am loyal to Arthur. Every quest so far has succeeded; no one has given me a reason for doubt."
+        public = {**view, "sees": {}}  # the quests say this much to anyone: cite nothing private
+        evil_sets = consistent_evil_sets(public)
         suspicion = {i: sum(i in e for e in evil_sets) / len(evil_sets) for i in range(view["num_players"]) if i != view["seat"]}
         worst = max(suspicion, key=suspicion.get)
-        return f"I am loyal to Arthur. From the quests so far I trust player {worst} the least."
+        return f"I am loyal to Arthur. From the failed quests so far I trust player {worst} the least."
 
     def propose(self, view: dict) -> list[int]:
         n, size, me = view["num_players"], view["team_size"], view["seat"]

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 
 from backends.games.avalon import AvalonConfig, AvalonGame
@@ -39,3 +41,46 @@ def test_agents_receive_only_their_own_information():
     assert [e["player"] for e in view["events"] if e["type"] == "role"] == [servant]
     assert all(e["public"] or e["player"] == servant for e in view["events"])
     assert np.isin([e["type"] for e in view["events"] if not e["public"]], ["role", "quest_card"]).all()
+
+
+def _play_first_quest(seed: int, fail: bool) -> AvalonGame:
+    """A 5-player game (no discussion) through its first quest, which fails only if ``fail``."""
+    g = AvalonGame.new(AvalonConfig(5, discussion=False), seed=seed)
+    evil = [i for i in range(5) if g.side(i) == "evil"]
+    good = [i for i in range(5) if g.side(i) == "good"]
+    team = [evil[0], good[0]] if fail else good[:2]
+    g.propose(g.leader, team)
+    for seat in range(5):
+        g.vote(seat, True)
+    for seat in sorted(team):
+        g.play_quest(seat, g.side(seat) == "good" or not fail)
+    return g
+
+
+def test_rule_agents_say_nothing_about_quests_before_one_is_played():
+    g = AvalonGame.new(AvalonConfig(5, discussion=True), seed=3)
+    for seat in range(5):
+        text = RuleAgent(seat).speak(g.view(seat))
+        assert "No quest has been played yet" in text
+        assert "quest results" not in text and "trust player" not in text  # no evidence to cite yet
+
+
+def test_rule_agents_cite_the_last_quest_as_it_went():
+    ok = _play_first_quest(seed=5, fail=False)
+    assert ok.quest_results == [True]
+    for seat in range(5):
+        text = RuleAgent(seat).speak(ok.view(seat))
+        assert "failed" not in text and ("Quest 1 succeeded" in text or "Every quest so far has succeeded" in text)
+
+    bad = _play_first_quest(seed=5, fail=True)
+    assert bad.quest_results == [False]
+    team = next(e["team"] for e in bad.events if e["type"] == "quest_result")
+    evil = {i for i in range(5) if bad.side(i) == "evil"}
+    for seat in range(5):
+        text = RuleAgent(seat).speak(bad.view(seat))
+        assert "succeeded" not in text
+        accused = [int(k) for k in re.findall(r"player (\d+)", text)]
+        if bad.side(seat) == "good":
+            assert accused and accused[0] in team and accused[0] != seat  # a member of the failed team
+        else:
+            assert not set(accused) & evil  # never a partner (nor itself)
