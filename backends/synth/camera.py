@@ -89,3 +89,54 @@ def orbit_path(camera: Camera, n_frames: int, arc_deg: float = 60.0, bob: float 
         pos = target + np.array([radius * np.cos(angle), radius * np.sin(angle), z])
         cams.append(Camera(camera.width, camera.height, camera.fov_deg, tuple(pos), camera.look_at, camera.up))
     return cams
+
+
+def dolly_path(camera: Camera, n_frames: int, distance: float = 1.0) -> list[Camera]:
+    """Cameras moving ``distance`` along the viewing direction (negative: backwards), target moving along."""
+    _check_frames(n_frames)
+    forward = np.subtract(camera.look_at, camera.position).astype(np.float64)
+    forward /= np.linalg.norm(forward)
+    return [_shifted(camera, forward * distance * (i / max(1, n_frames - 1) - 0.5)) for i in range(n_frames)]
+
+
+def truck_path(camera: Camera, n_frames: int, distance: float = 1.0) -> list[Camera]:
+    """Cameras sliding ``distance`` sideways (along the camera's right axis), looking the same way."""
+    _check_frames(n_frames)
+    right = camera.rotation[0]
+    return [_shifted(camera, right * distance * (i / max(1, n_frames - 1) - 0.5)) for i in range(n_frames)]
+
+
+def pan_path(camera: Camera, n_frames: int, arc_deg: float = 30.0) -> list[Camera]:
+    """A camera standing still and turning ``arc_deg`` about the vertical axis."""
+    _check_frames(n_frames)
+    pos = np.asarray(camera.position, dtype=np.float64)
+    offset = np.asarray(camera.look_at, dtype=np.float64) - pos
+    cams = []
+    for i in range(n_frames):
+        a = np.radians(arc_deg) * (i / max(1, n_frames - 1) - 0.5)
+        c, s = np.cos(a), np.sin(a)
+        rotated = np.array([c * offset[0] - s * offset[1], s * offset[0] + c * offset[1], offset[2]])
+        cams.append(Camera(camera.width, camera.height, camera.fov_deg, camera.position, tuple(pos + rotated), camera.up))
+    return cams
+
+
+def handheld_shake(cams: list[Camera], rng: np.random.Generator, amplitude: float = 0.03,
+                   smoothness: float = 0.7) -> list[Camera]:
+    """The same path with a smooth random jitter of position and aim (a hand-held camera)."""
+    jitter = np.zeros((len(cams), 2, 3))
+    state = np.zeros((2, 3))
+    for i in range(len(cams)):
+        state = smoothness * state + (1 - smoothness) * rng.normal(size=(2, 3)) * amplitude * 3
+        jitter[i] = state
+    return [Camera(c.width, c.height, c.fov_deg, tuple(np.add(c.position, j[0])), tuple(np.add(c.look_at, j[1])), c.up)
+            for c, j in zip(cams, jitter, strict=True)]
+
+
+def _shifted(camera: Camera, delta: np.ndarray) -> Camera:
+    return Camera(camera.width, camera.height, camera.fov_deg, tuple(np.add(camera.position, delta)),
+                  tuple(np.add(camera.look_at, delta)), camera.up)
+
+
+def _check_frames(n_frames: int) -> None:
+    if n_frames < 1:
+        raise ValueError("a camera path needs at least one frame")

@@ -7,6 +7,7 @@ boxes instead of their shapes gives the loose "box depth" that Build-A-Scene con
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from .camera import Camera
 from .scene import Primitive, Scene, yaw_matrix
+from .texture import SolidTexture
 
 WALL_Y = 3.4
 LIGHT_DIR = np.array([-0.45, -0.55, 0.70]) / np.linalg.norm([-0.45, -0.55, 0.70])  # towards the light
@@ -83,12 +85,17 @@ def _room_meshes() -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def render(scene: Scene, camera: Camera | None = None, as_boxes: bool = False, shadows: bool = True,
-           supersample: int = 1, room: bool = True, only: tuple[int, ...] | None = None) -> RenderOutput:
+           supersample: int = 1, room: bool = True, only: tuple[int, ...] | None = None,
+           textures: Mapping[int | str, SolidTexture] | None = None, light_dir: np.ndarray | None = None,
+           ambient: float | None = None) -> RenderOutput:
     """Render ``scene`` from ``camera`` (default: the scene's).
 
     ``as_boxes`` renders each object's 3D box instead of its shape; ``only`` keeps a subset of the
     objects (by index; ``instance`` keeps the original indices); ``room=False`` drops floor and wall.
     ``supersample`` > 1 anti-aliases the colour (depth, ids and points come from the centre sample).
+    ``textures`` maps an object index, ``"floor"`` or ``"wall"`` to a solid texture (object textures
+    live in the object's box frame, so they move with it); ``light_dir`` (towards the light) and
+    ``ambient`` override the default lighting.
     """
     import open3d as o3d
     import open3d.core as o3c
@@ -97,18 +104,27 @@ def render(scene: Scene, camera: Camera | None = None, as_boxes: bool = False, s
     k = max(1, int(supersample))
     cam = camera.with_size(camera.width * k, camera.height * k) if k > 1 else camera
 
+    textures = textures or {}
+    light = LIGHT_DIR if light_dir is None else np.asarray(light_dir, np.float64) / np.linalg.norm(light_dir)
+    ambient = AMBIENT if ambient is None else float(ambient)
     rc = o3d.t.geometry.RaycastingScene()
     colours: dict[int, tuple[np.ndarray, int]] = {}
+    frames: dict[int, tuple[SolidTexture, np.ndarray, np.ndarray]] = {}  # gid → texture, origin, rotation
     if room:
-        for mesh, colour in zip(_room_meshes(), (scene.room.floor, scene.room.wall), strict=True):
+        for mesh, colour, name in zip(_room_meshes(), (scene.room.floor, scene.room.wall), ("floor", "wall"),
+                                      strict=True):
             gid = rc.add_triangles(o3c.Tensor(mesh[0]), o3c.Tensor(mesh[1]))
             colours[gid] = (np.asarray(colour), ROOM)
+            if name in textures:
+                frames[gid] = (textures[name], np.zeros(3), np.eye(3))
     for i, obj in enumerate(scene.objects):
         if only is not None and i not in only:
             continue
         v, t = primitive_vertices(obj, as_boxes)
         gid = rc.add_triangles(o3c.Tensor(v), o3c.Tensor(t))
         colours[gid] = (np.asarray(obj.rgb), i)
+        if i in textures:
+            frames[gid] = (textures[i], np.asarray(obj.center, np.float64), yaw_matrix(obj.yaw_deg))
 
     rays = cam.rays()
     hit = rc.cast_rays(o3c.Tensor(rays))
@@ -127,16 +143,19 @@ def render(scene: Scene, camera: Camera | None = None, as_boxes: bool = False, s
         sel = gids == gid
         albedo[sel] = colour
         instance[sel] = idx
+        if gid in frames and sel.any():
+            texture, origin, rot = frames[gid]
+            albedo[sel] = texture.shade((points[sel] - origin) @ rot, colour)
 
-    lambert = np.clip(normals @ LIGHT_DIR, 0.0, 1.0)
+    lambert = np.clip(normals @ light, 0.0, 1.0)
     if shadows and finite.any():
         origins = points[finite] + normals[finite] * 1e-3
-        shadow_rays = np.concatenate([origins, np.broadcast_to(LIGHT_DIR, origins.shape)], 1).astype(np.float32)
+        shadow_rays = np.concatenate([origins, np.broadcast_to(light, origins.shape)], 1).astype(np.float32)
         blocked = np.isfinite(rc.cast_rays(o3c.Tensor(shadow_rays))["t_hit"].numpy())
         lam = lambert[finite]
         lam[blocked] = 0.0
         lambert[finite] = lam
-    shade = AMBIENT + (1 - AMBIENT) * lambert
+    shade = ambient + (1 - ambient) * lambert
     rgb = np.where(finite[..., None], albedo * shade[..., None], 0.0)
 
     depth = np.where(finite, t, np.inf).astype(np.float32)
