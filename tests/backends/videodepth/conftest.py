@@ -1,0 +1,21 @@
+"""Tiny random configs of the Video Depth classes (diffusers' fast-test manner).
+
+SVD's spatio-temporal blocks hard-code 32-group GroupNorms, so the smallest config has (32, 64)
+channels rather than diffusers' usual (4, 8).
+"""
+
+TINY_UNET = dict(
+    sample_size=8, in_channels=96, out_channels=48, block_out_channels=(32, 64),
+    down_block_types=("CrossAttnDownBlockSpatioTemporal", "DownBlockSpatioTemporal"),
+    up_block_types=("UpBlockSpatioTemporal", "CrossAttnUpBlockSpatioTemporal"),
+    num_attention_heads=(2, 4), cross_attention_dim=8, layers_per_block=1, num_frames=4,
+)
+
+
+def tiny_unet(seed: int = 0, **overrides):
+    import torch
+
+    from backends.videodepth.networks import UNetSpatioTemporalRopeConditionModel
+
+    torch.manual_seed(seed)
+    return UNetSpatioTemporalRopeConditionModel(**{**TINY_UNET, **overrides}).eval()

@@ -1,0 +1,197 @@
+"""Train the Video Depth tab's embedded Depth Any Video denoiser on synthetic clips (CPU).
+
+    python -m training.videodepth_model --run-dir RUN --hours 1.5            # train (resumes with --resume)
+
+Data: ``backends.videodepth.data`` (rendered primitive-world clips with exact depth). Each step
+takes 16 frames split as B clips × F frames with F ∈ {1, 2, 4, 8, 16} (mixed durations: single
+images to long clips), random strides, and frame positions scaled by a random frame-rate factor and
+offset (the RoPE sees sparse, far-apart indices as it will for key frames). The model denoises the
+space-to-depth disparity latent concatenated with the RGB latent; flow matching
+x_σ = (1−σ)·x0 + σ·ε, target v = ε − x0, σ uniform with a quarter of the steps at σ = 1 (the
+first, most important step of a 1–3-step Euler sampler). AdamW, EMA, checkpoints and a loss log in
+``--run-dir``; every checkpoint is evaluated (AbsRel after a per-video scale-and-shift fit) on
+held-out clips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from backends.common.seeding import seed_everything
+from backends.videodepth import networks as N
+from backends.videodepth.data import cached_clips, sample_windows
+from backends.videodepth.metrics import evaluate_clip
+
+ROOT = Path(__file__).resolve().parents[1]
+DURATIONS = (1, 2, 4, 8, 16)
+DURATION_P = (0.15, 0.1, 0.2, 0.25, 0.3)
+RATE_FACTORS = (1, 1, 2, 4, 8)
+
+
+def encode_batch(codec, rgb: np.ndarray, disp: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """uint8 RGB (B×F×H×W×3) and disparity in [-1, 1] (B×F×H×W) → latents B×F×C×h×w."""
+    b, f = rgb.shape[:2]
+    x = torch.from_numpy(np.ascontiguousarray(rgb)).float().div(127.5).sub(1).permute(0, 1, 4, 2, 3).flatten(0, 1)
+    d = torch.from_numpy(np.ascontiguousarray(disp)).float()[:, :, None].expand(-1, -1, 3, -1, -1).flatten(0, 1)
+    s = codec.config.scaling_factor
+    zr = codec.encode(x).latent_dist.mode() * s
+    zd = codec.encode(d).latent_dist.mode() * s
+    return zd.unflatten(0, (b, f)), zr.unflatten(0, (b, f))
+
+
+def flow_matching_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, positions: torch.Tensor,
+                       gen: torch.Generator, sigma_one_p: float = 0.25) -> torch.Tensor:
+    b = z_disp.shape[0]
+    sigma = torch.rand(b, generator=gen)
+    sigma = torch.where(torch.rand(b, generator=gen) < sigma_one_p, torch.ones_like(sigma), sigma)
+    noise = torch.randn(z_disp.shape, generator=gen)
+    s = sigma.view(b, 1, 1, 1, 1)
+    noisy = (1 - s) * z_disp + s * noise
+    pred = unet(torch.cat([noisy, z_rgb], 2), sigma * 1000, position_ids=positions).sample
+    return F.mse_loss(pred, noise - z_disp)
+
+
+def sample_step(clips, rng: np.random.Generator, frames_per_step: int):
+    f = int(rng.choice(DURATIONS, p=DURATION_P))
+    f = min(f, frames_per_step)
+    rgb, disp, idx = sample_windows(clips, rng, f, max(1, frames_per_step // f))
+    rate = int(rng.choice(RATE_FACTORS))
+    positions = (idx - idx[:, :1]) * rate + rng.integers(0, 200, size=(len(idx), 1))
+    return rgb, disp, torch.from_numpy(positions)
+
+
+@torch.no_grad()
+def predict_disparity(unet, codec, rgb: np.ndarray, positions: np.ndarray | None = None, steps: int = 1,
+                      seed: int = 0) -> np.ndarray:
+    """Euler flow-matching sampling for one clip (F×H×W×3 uint8) → disparity F×H×W in [0, 1]."""
+    from diffusers import FlowMatchEulerDiscreteScheduler
+
+    sched = FlowMatchEulerDiscreteScheduler(**N.SCHEDULER_CONFIG)
+    sched.set_timesteps(steps)
+    _, z_rgb = encode_batch(codec, rgb[None], np.zeros(rgb.shape[:3], np.float32)[None])
+    gen = torch.Generator().manual_seed(seed)
+    z = torch.randn((1, z_rgb.shape[1], unet.config.out_channels, *z_rgb.shape[-2:]), generator=gen)
+    pos = None if positions is None else torch.as_tensor(positions)[None]
+    for t in sched.timesteps:
+        v = unet(torch.cat([z, z_rgb], 2), t, position_ids=pos).sample
+        z = sched.step(v, t, z).prev_sample
+    d = codec.decode(z[0] / codec.config.scaling_factor).sample.mean(1)
+    return (d * 0.5 + 0.5).clamp(0, 1).numpy()
+
+
+def evaluate(unet, codec, clips, n_clips: int = 8, frames: int = 16, steps: int = 1) -> dict[str, float]:
+    rows = []
+    for c in range(min(n_clips, len(clips["rgb"]))):
+        sl = slice(0, frames)
+        pred = predict_disparity(unet, codec, clips["rgb"][c, sl], np.arange(frames), steps=steps)
+        rows.append(evaluate_clip(pred, clips["depth"][c, sl].astype(np.float32), clips["static"][c, sl],
+                                  clips["intrinsics"][c], clips["extrinsics"][c, sl]))
+    return {k: float(np.nanmean([r[k] for r in rows])) for k in rows[0]}
+
+
+def _ema_update(ema, net, step: int, decay_max: float) -> None:
+    with torch.no_grad():
+        decay = min(decay_max, (1 + step) / (10 + step))
+        for pe, p in zip(ema.parameters(), net.parameters(), strict=True):
+            pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+
+
+def _log(run: Path, msg: str) -> None:
+    print(msg, flush=True)
+    with open(run / "log.txt", "a") as f:
+        f.write(msg + "\n")
+
+
+def train(args) -> dict:
+    run = args.run_dir
+    run.mkdir(parents=True, exist_ok=True)
+    clips = cached_clips("train", args.data_dir, args.train_clips)
+    held_out = cached_clips("eval", args.data_dir, args.eval_clips)
+    overrides = json.loads(args.unet_config) if args.unet_config else {}
+    unet, ema = N.build_unet(**overrides), N.build_unet(**overrides)
+    codec = N.build_codec()
+    opt = torch.optim.AdamW(unet.parameters(), lr=args.lr, weight_decay=1e-2)
+    step, elapsed = 0, 0.0
+    if args.resume and (run / "state.pt").exists():
+        st = torch.load(run / "state.pt", weights_only=False)
+        unet.load_state_dict(st["unet"])
+        ema.load_state_dict(st["ema"])
+        opt.load_state_dict(st["opt"])
+        step, elapsed = st["step"], st["elapsed"]
+        _log(run, f"resumed at step {step} ({elapsed / 60:.1f} min)")
+    else:
+        ema.load_state_dict(unet.state_dict())
+    ema.eval()
+    rng = np.random.default_rng(args.seed + step)
+    gen = torch.Generator().manual_seed(args.seed + step)
+    t0, last, losses = time.time() - elapsed, time.time(), []
+    while time.time() - t0 < args.hours * 3600 and (args.max_steps is None or step < args.max_steps):
+        rgb, disp, positions = sample_step(clips, rng, args.frames_per_step)
+        z_disp, z_rgb = encode_batch(codec, rgb, disp)
+        loss = flow_matching_loss(unet, z_disp, z_rgb, positions, gen)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
+        for g in opt.param_groups:
+            g["lr"] = args.lr * min(1.0, (step + 1) / 200)
+        opt.step()
+        _ema_update(ema, unet, step, args.ema)
+        step += 1
+        losses.append(loss.item())
+        if step % args.log_every == 0:
+            _log(run, f"step {step} loss {np.mean(losses[-args.log_every:]):.4f} "
+                      f"elapsed {(time.time() - t0) / 60:.1f} min")
+        if time.time() - last > args.checkpoint_minutes * 60:
+            _save(run, unet, ema, opt, step, time.time() - t0, losses, codec, held_out, args)
+            last = time.time()
+    return _save(run, unet, ema, opt, step, time.time() - t0, losses, codec, held_out, args)
+
+
+def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, codec, held_out, args) -> dict:
+    torch.save({"unet": unet.state_dict(), "ema": ema.state_dict(), "opt": opt.state_dict(), "step": step,
+                "elapsed": elapsed}, run / "state.tmp")
+    (run / "state.tmp").rename(run / "state.pt")
+    ema.save_pretrained(run / "model" / "unet")
+    metrics = evaluate(ema, codec, held_out, n_clips=args.eval_during_training) if args.eval_during_training else {}
+    info = {"steps": step, "minutes": round(elapsed / 60, 1), "frames_per_step": args.frames_per_step,
+            "final_loss": float(np.mean(losses[-200:])) if losses else None, "eval_1step": metrics}
+    (run / "info.json").write_text(json.dumps(info, indent=1))
+    _log(run, f"checkpoint {json.dumps(info)}")
+    return info
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hours", type=float, default=1.5, help="wall-time cap (training time, resumes count)")
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--frames-per-step", type=int, default=16)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--ema", type=float, default=0.999)
+    p.add_argument("--train-clips", type=int, default=1500)
+    p.add_argument("--eval-clips", type=int, default=48)
+    p.add_argument("--eval-during-training", type=int, default=8, help="held-out clips scored at each checkpoint")
+    p.add_argument("--unet-config", default=None, help="JSON overrides of the embedded UNet config (tests)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--checkpoint-minutes", type=float, default=10.0)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "videodepth")
+    p.add_argument("--data-dir", type=Path, default=None, help="rendered clip cache (default: RUN_DIR/data)")
+    args = p.parse_args(argv)
+    args.data_dir = args.data_dir or args.run_dir / "data"
+    seed_everything(args.seed)
+    torch.set_num_threads(args.threads)
+    result = train(args)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
