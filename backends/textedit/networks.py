@@ -3,7 +3,8 @@
 * ``AutoencoderKL`` 32×128×3 ↔ 8×32×4 latents (a wide strip, the shape of a written word);
 * ``UNet2DConditionModel`` on 8×32 latents with cross-attention at 8×32 and 4×16 on the way down,
   at 2×8 in the middle and at 4×16 and 8×32 on the way up — seven ``attn2`` layers at three
-  resolutions, so the localization scan has several candidates to tell apart;
+  resolutions (4 heads each), so the localization scan has several candidates to tell apart; 1.5 M
+  parameters, sized so that a few thousand training steps fit in two hours on one CPU core;
 * ``CLIPTextModel`` (the 3D Layout tab's tiny text encoder) behind a **character-level** tokenizer:
   the template words are word tokens, the text between quotes is split into single characters, so
   the spelling of the word has to pass through cross-attention, as in the paper's models;
@@ -46,7 +47,7 @@ UNET_CONFIG = dict(
     sample_size=list(LATENT_SIZE), in_channels=4, out_channels=4, layers_per_block=1,
     down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
     up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
-    block_out_channels=(64, 128, 128), cross_attention_dim=64, attention_head_dim=8, norm_num_groups=32,
+    block_out_channels=(32, 64, 64), cross_attention_dim=64, attention_head_dim=4, norm_num_groups=16,
 )
 
 TEXT_CONFIG = dict(_layout3d.TEXT_CONFIG)
