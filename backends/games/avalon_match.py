@@ -1,13 +1,18 @@
 """A person in an Avalon game with agents in the other seats: one call per human action, after which
 the agents play until it is the person's turn again (or the game ends).
 
-The match is rebuilt from the game's JSON-lines log on every call, so a browser session, an API
-client or an uploaded log all carry the same plain data, and every action is re-checked by the rules.
+The match lives on the server (:data:`MATCHES`): while it runs, the person gets only their
+information set (:func:`player_view`: ``AvalonGame.events_for(seat)`` — their role and whom they see,
+the public record, their own quest cards), never another seat's role, who played which quest card,
+the agents' private reasoning or the seed. The full log (roles, reasoning, seed) is offered once the
+game is over and replays it exactly, re-checking every action by the rules.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +25,10 @@ from .avalon_agents import RuleAgent
 from .avalon_dialogue import valid_guides
 from .avalon_games import heuristic_for
 from .avalon_search import SearchAgent
+from .match_store import RESUME_KEY, MatchStore
 from .sandbox import SandboxError, check_source
+
+log = logging.getLogger(__name__)
 
 AGENT_KINDS = ("search", "rule", "search+llm", "strategist", "strategist+llm")
 
@@ -32,13 +40,14 @@ class AvalonMatchRequest:
     num_players: int = 5
     human_role: str = "Servant"  # or "random"
     discussion: bool = True
-    seed: int = 0
+    seed: int | None = None  # None: a fresh random deal (the seed is told once the game is over)
     agents: str = "search"  # search over the belief; the AvalonBench-style rule agents; search + LLM speech;
     # strategist: search with a STRATEGIST strategy's value heuristic (+llm: speaking by its dialogue guides)
     strategy: dict | None = None  # {"name", "source", "guide"} for the strategist agents
 
     def validate(self) -> AvalonConfig:
-        check_seed(self.seed)
+        if self.seed is not None:
+            check_seed(self.seed)
         if self.agents not in AGENT_KINDS:
             raise InputError(f"Agents must be one of {', '.join(AGENT_KINDS)}.")
         _check_strategy(self.agents, self.strategy)
@@ -57,6 +66,7 @@ class AvalonMatch:
     agents: str = "search"
     reasoning: list[dict] = field(default_factory=list)  # agents' private reasons, shown after the game
     strategy: dict | None = None
+    replaced_speeches: int = 0  # LLM utterances withheld because they leaked (avalon_dialogue.leaks)
 
     def agent(self, seat: int) -> RuleAgent:
         # seeded by seat and game progress: replaying a log makes the same choices
@@ -76,7 +86,8 @@ class AvalonMatch:
 
     def to_json(self) -> str:
         return json.dumps({"human": self.human, "seed": self.seed, "agents": self.agents, "log": self.game.log_jsonl(),
-                           "reasoning": self.reasoning, "strategy": self.strategy})
+                           "reasoning": self.reasoning, "strategy": self.strategy,
+                           "replaced_speeches": self.replaced_speeches})
 
     @classmethod
     def from_json(cls, text: str) -> AvalonMatch:
@@ -91,7 +102,8 @@ class AvalonMatch:
                 raise ValueError(f"unknown agents {agents!r}")
             strategy = data.get("strategy")
             _check_strategy(agents, strategy)
-            return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])), strategy)
+            return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])), strategy,
+                       int(data.get("replaced_speeches", 0)))
         except InputError:
             raise
         except (ValueError, KeyError, TypeError) as e:
@@ -126,12 +138,13 @@ def _speaker(guides: dict[str, str] | None = None):
 
 def new_match(request: AvalonMatchRequest) -> AvalonMatch:
     config = request.validate()
-    game = AvalonGame.new(config, seed=request.seed)
+    seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
+    game = AvalonGame.new(config, seed=seed)
     if request.human_role == "random":
-        human = int(np.random.default_rng(request.seed + 1).integers(config.num_players))
+        human = int(np.random.default_rng(seed + 1).integers(config.num_players))
     else:
         human = game.roles.index(request.human_role)
-    match = AvalonMatch(game, human, request.seed, request.agents, strategy=request.strategy)
+    match = AvalonMatch(game, human, seed, request.agents, strategy=request.strategy)
     run_agents(match)
     return match
 
@@ -148,8 +161,12 @@ def run_agents(match: AvalonMatch) -> None:
         agent = match.agent(seat)
         try:
             choice = agent.act(game.view(seat))
-        except SandboxError as e:
-            raise InputError(f"The strategy failed in its sandbox: {e}") from None
+        except SandboxError as e:  # its message may quote a state the agent imagined: keep it off the page
+            log.warning("an Avalon strategy failed in its sandbox: %s", e)
+            raise InputError("The agents' strategy failed in its sandbox, so this game cannot go on; start a new "
+                             "game, or choose other agents. (The details are in the server's log.)") from None
+        speaker = getattr(agent, "speaker", None)
+        match.replaced_speeches += getattr(speaker, "replaced", 0)
         stats = getattr(agent, "last_stats", None)
         if stats and action != "speak":
             match.reasoning.append({"player": seat, "action": action, "quest": game.quest, "choice": str(choice),
@@ -239,3 +256,40 @@ def _stats_text(stats: dict) -> str:
         return "P(Merlin) " + ", ".join(f"player {k}: {v:.2f}" for k, v in stats["p_merlin"].items())
     return str(stats)
 
+
+
+# --- the person's view, the logs, and the matches held on the server ---------------------------------
+
+MATCHES: MatchStore[AvalonMatch] = MatchStore("Avalon")
+
+
+def player_view(match: AvalonMatch) -> dict:
+    """The person's information set: the game's settings, their seat and what ``events_for`` lets them see."""
+    g = match.game
+    return {"game": "avalon", "num_players": g.n, "discussion": g.config.discussion, "agents": match.agents,
+            "strategy": (match.strategy or {}).get("name"), "seat": match.human,
+            "events": g.events_for(match.human)}
+
+
+def offered_log(match: AvalonMatch, match_id: str) -> tuple[str, str]:
+    """(file name, text) of the log the person may download now: their view while the game runs (with the
+    id that resumes it here), the full log once it is over."""
+    if match.over:
+        return "avalon_game.json", match.to_json()
+    return "avalon_your_view.json", json.dumps({**player_view(match), RESUME_KEY: match_id}, indent=2)
+
+
+def start(request: AvalonMatchRequest) -> tuple[str, AvalonMatch]:
+    """A new match, held on the server, after the agents' first moves: (its id, the match)."""
+    match = new_match(request)
+    return MATCHES.add(match), match
+
+
+def play(match_id: str | None, action: str, value) -> AvalonMatch:
+    """The person's action in the held match (see :func:`act`); a refused action leaves it as it was."""
+    return MATCHES.play(match_id, lambda m: act(m, action, value))
+
+
+def reload(text: str) -> tuple[str, AvalonMatch]:
+    """A downloaded log back in play (see :meth:`MatchStore.reload`)."""
+    return MATCHES.reload(text, AvalonMatch.from_json)

@@ -1,13 +1,17 @@
 """A person against a GOPS agent: the typed request, the match state, and one call per move.
 
-The agent bids on the state *before* it is told the person's card, so it never sees a sealed bid;
-the match is plain data (JSON) so a session, an API client or a log can carry it and replay it.
+The agent bids on the state *before* it is told the person's card, so it never sees a sealed bid.
+The match lives on the server (:data:`MATCHES`); while it runs, the person gets only their view
+(:func:`player_view`: the prizes revealed so far, never the order of the rest, nor the seed that
+dealt it). The full log — the whole prize order, the seed — is offered once the game is over and
+replays it exactly.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import secrets
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -17,6 +21,7 @@ from backends.common.seeding import check_seed
 from .gops import GopsConfig, GopsState
 from .gops_agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from .gops_games import strategy_agent
+from .match_store import RESUME_KEY, MatchStore
 from .sandbox import SandboxError, check_source
 
 OPPONENTS = ("random", "greedy", "mcts", "strategist")
@@ -29,7 +34,7 @@ class GopsMatchRequest:
     prize_order: str = "random"
     opponent: str = "mcts"
     simulations: int = 20000
-    seed: int = 0
+    seed: int | None = None  # None: a fresh random deal (the seed is told once the game is over)
     strategy_source: str | None = None  # opponent "strategist": the value heuristic at its MCTS leaves
     strategy_name: str = ""  # where that strategy came from (id, hand-written or which LLM)
 
@@ -45,7 +50,8 @@ class GopsMatchRequest:
                 check_source(self.strategy_source)
             except SandboxError as e:
                 raise InputError(f"The strategy was refused: {e}") from None
-        check_seed(self.seed)
+        if self.seed is not None:
+            check_seed(self.seed)
         return GopsConfig(int(self.num_cards), self.tie_rule, self.prize_order)
 
 
@@ -102,6 +108,8 @@ def make_agent(request: GopsMatchRequest) -> Agent:
 
 def new_match(request: GopsMatchRequest) -> GopsMatch:
     config = request.validate()
+    if request.seed is None:
+        request = replace(request, seed=secrets.randbelow(2**31))
     return GopsMatch(request, GopsState.new(config, seed=request.seed))
 
 
@@ -126,3 +134,46 @@ def resign(match: GopsMatch) -> GopsMatch:
     if match.over:
         raise InputError("The game is already over.")
     return GopsMatch(match.request, match.state, True, match.search)
+
+
+# --- the person's view, the logs, and the matches held on the server ---------------------------------
+
+MATCHES: MatchStore[GopsMatch] = MatchStore("GOPS")
+
+
+def player_view(match: GopsMatch) -> dict:
+    """What the person (player 0) may know: the rules, the prizes revealed so far, both players' bids,
+    the scores, their hand and the agent's search statistics for its revealed bids."""
+    s, r = match.state, match.request
+    return {"game": "gops", "num_cards": s.config.num_cards, "tie_rule": s.config.tie_rule,
+            "prize_order": s.config.prize_order, "opponent": r.opponent, "simulations": r.simulations,
+            "strategy": r.strategy_name, "round": s.round, "prizes_revealed": list(s.prizes_seen),
+            "bids": [list(b) for b in s.bids], "scores": list(s.scores), "pot": s.pot,
+            "your_hand": list(s.hand(0)), "agent_search": match.search, "resigned": match.resigned}
+
+
+def offered_log(match: GopsMatch, match_id: str) -> tuple[str, str]:
+    """(file name, text) of the log the person may download now: their view while the game runs (with
+    the id that resumes it here), the full log once it is over."""
+    if match.over:
+        return "gops_game.json", json.dumps(json.loads(match.to_json()), indent=2)
+    return "gops_your_view.json", json.dumps({**player_view(match), RESUME_KEY: match_id}, indent=2)
+
+
+def start(request: GopsMatchRequest) -> tuple[str, GopsMatch]:
+    """A new match, held on the server: (its id, the match)."""
+    match = new_match(request)
+    return MATCHES.add(match), match
+
+
+def play(match_id: str | None, card: int) -> GopsMatch:
+    return MATCHES.play(match_id, lambda m: play_card(m, card))
+
+
+def resign_match(match_id: str | None) -> GopsMatch:
+    return MATCHES.play(match_id, resign)
+
+
+def reload(text: str) -> tuple[str, GopsMatch]:
+    """A downloaded log back in play (see :meth:`MatchStore.reload`)."""
+    return MATCHES.reload(text, GopsMatch.from_json)

@@ -10,6 +10,11 @@ from backends.games.avalon_match import (
     act,
     human_turn,
     new_match,
+    offered_log,
+    play,
+    player_view,
+    reload,
+    start,
     transcript,
 )
 
@@ -82,3 +87,89 @@ def test_strategist_agents_refuse_missing_or_hostile_strategies():
     data = json.loads(match.to_json()) | {"agents": "strategist", "strategy": hostile}
     with pytest.raises(InputError, match="refused"):
         AvalonMatch.from_json(json.dumps(data))
+
+
+def _scripted_game(roles):
+    """Seat 0 is a Servant in both deals; the public record is the same move for move."""
+    from backends.games.avalon import AvalonConfig, AvalonGame
+
+    g = AvalonGame.new(AvalonConfig(5, discussion=True), seed=9, roles=roles)
+    for k in range(5):
+        g.speak((g.leader + k) % 5, f"I am loyal ({k}).")
+    team = sorted([g.leader, (g.leader + 1) % 5])
+    g.propose(g.leader, team)
+    for seat in range(5):
+        g.vote(seat, True)
+    for seat in team:
+        g.play_quest(seat, True)
+    return g
+
+
+def test_the_players_view_does_not_depend_on_the_other_seats_roles():
+    a = _scripted_game(("Servant", "Merlin", "Servant", "Assassin", "Minion"))
+    b = _scripted_game(("Servant", "Minion", "Assassin", "Servant", "Merlin"))
+    ma = AvalonMatch(a, 0, 9, "search", reasoning=[{"player": 1, "stats": {"p_merlin": {"0": 0.9}}}])
+    mb = AvalonMatch(b, 0, 123, "search")
+    assert player_view(ma) == player_view(mb)
+    name, text = offered_log(ma, "id")
+    assert name == "avalon_your_view.json" and text == offered_log(mb, "id")[1]
+    events = json.loads(text)["events"]
+    rest = json.dumps([{k: v for k, v in e.items() if k != "roles_in_game"} for e in events])  # public role list
+    for hidden in ("Merlin", "Assassin", "Minion", "p_merlin", "reasoning", "seed", '"roles"'):
+        assert hidden not in rest and hidden not in text.split('"events"')[0]
+    assert [e["player"] for e in events if e["type"] == "role"] == [0]
+    assert not any(e["type"] == "quest_card" and e["player"] != 0 for e in events)
+
+
+def test_every_new_game_deals_afresh_unless_a_seed_is_given():
+    matches = [new_match(AvalonMatchRequest(5, "Servant", False, agents="rule")) for _ in range(6)]
+    assert len({m.seed for m in matches}) == 6 and len({m.game.roles for m in matches}) > 1
+    fixed = [new_match(AvalonMatchRequest(5, "Servant", False, seed=3, agents="rule")) for _ in range(2)]
+    assert fixed[0].game.roles == fixed[1].game.roles and fixed[0].seed == 3
+
+
+def test_held_matches_offer_the_full_log_only_after_the_game_and_it_reloads_exactly():
+    match_id, m = start(AvalonMatchRequest(5, "Servant", False, agents="rule"))
+    rng = np.random.default_rng(0)
+    while not m.over:
+        name, text = offered_log(m, match_id)
+        assert name == "avalon_your_view.json" and "reasoning" not in text
+        action = human_turn(m)
+        view = m.game.view(m.human)
+        value = (sorted(rng.choice(5, view["team_size"], replace=False).tolist()) if action == "propose"
+                 else {"vote": True, "quest": True}[action])
+        m = play(match_id, action, value)
+    assert reload(offered_log(m, match_id)[1])[0] != match_id  # once over, the file is the full log
+    name, full = offered_log(m, match_id)
+    assert name == "avalon_game.json" and json.loads(full)["seed"] == m.seed
+    new_id, again = reload(full)
+    assert again.game.events == m.game.events and transcript(again) == transcript(m) and again.over
+
+
+def test_a_failing_strategy_does_not_echo_what_its_sandbox_saw():
+    leaky = "def evaluate_state(state):\n    assert False, 'world: ' + str(state['roles'])\n"
+    strategy = {"name": "leaky", "source": leaky, "guide": None}
+    with pytest.raises(InputError) as err:
+        match = new_match(AvalonMatchRequest(5, "Servant", False, 1, "strategist", strategy))
+        play_as_human(match, np.random.default_rng(0))
+    message = str(err.value)
+    assert "sandbox" in message and not any(r in message for r in ("Merlin", "Assassin", "Minion", "world"))
+
+
+def test_leaking_llm_speech_is_withheld_and_counted(monkeypatch):
+    from backends.games import avalon_match
+    from backends.games.avalon_dialogue import NEUTRAL_LINE, LLMSpeaker
+    from backends.games.llm import LLMReply
+
+    class Echo:
+        name = "echo"
+
+        def complete(self, messages, **kw):
+            return LLMReply(messages[1]["content"], self.name)
+
+    monkeypatch.setattr(avalon_match, "_speaker", lambda guides=None: LLMSpeaker(Echo(), guides))
+    m = new_match(AvalonMatchRequest(5, "Servant", True, seed=2, agents="search+llm"))
+    speeches = [e["text"] for e in m.game.events if e["type"] == "speech"]
+    assert speeches and set(speeches) == {NEUTRAL_LINE}
+    assert m.replaced_speeches == len(speeches)
+    assert AvalonMatch.from_json(m.to_json()).replaced_speeches == m.replaced_speeches
