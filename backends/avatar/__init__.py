@@ -1,0 +1,7 @@
+"""LIFe-GoM avatars (Wen, Schwing, Wang, ICLR 2025): the foundations built so far.
+
+- ``body``: the anny body model (cached once per machine), its coarse reconstruction mesh, LBS;
+- ``pose``: named pose sliders and presets → bone transforms;
+- ``data``: ground-truth views of synthetic people (open3d ray casting, procedural clothes);
+- ``models``: the registered body templates (anny; SMPL-X when the user supplies it).
+"""
