@@ -24,86 +24,17 @@ import torch.nn.functional as F
 from backends.common.seeding import seed_everything
 from backends.layout3d import networks as N
 from backends.layout3d.data import cached_split
+from training import latent_vae
+from training.latent_vae import images_to_tensor
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _images(data) -> torch.Tensor:
-    return torch.from_numpy(data["images"]).permute(0, 3, 1, 2).float() / 127.5 - 1.0
-
-
-def _ema_update(ema, net, step, decay_max):
-    with torch.no_grad():
-        decay = min(decay_max, (1 + step) / (10 + step))
-        for pe, p in zip(ema.parameters(), net.parameters(), strict=True):
-            pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
-
-
 def train_vae(args) -> dict:
     data = cached_split("train", args.data_dir, args.limit)
-    images = _images(data)
-    vae = N.build_vae()
-    opt = torch.optim.AdamW(vae.parameters(), lr=args.lr_vae, weight_decay=0.0)
-    run = args.run_dir / "vae"
-    run.mkdir(parents=True, exist_ok=True)
-    step, elapsed = 0, 0.0
-    if args.resume and (run / "state.pt").exists():
-        st = torch.load(run / "state.pt", weights_only=False)
-        vae.load_state_dict(st["vae"])
-        opt.load_state_dict(st["opt"])
-        step, elapsed = st["step"], st["elapsed"]
-    gen = torch.Generator().manual_seed(args.seed + step)
-    t0, last, losses = time.time() - elapsed, time.time(), []
-    while time.time() - t0 < args.hours * 3600:
-        idx = torch.randint(0, len(images), (args.batch,), generator=gen)
-        x = images[idx]
-        post = vae.encode(x).latent_dist
-        z = post.sample(gen)
-        rec = vae.decode(z).sample
-        kl = post.kl().mean() / (x[0].numel())
-        loss = F.l1_loss(rec, x) + F.mse_loss(rec, x) + args.kl_weight * kl
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(vae.parameters(), 1.0)
-        opt.step()
-        step += 1
-        losses.append(loss.item())
-        if step % 25 == 0:
-            _log(run, f"vae step {step} loss {np.mean(losses[-25:]):.4f} elapsed {(time.time() - t0) / 60:.1f} min")
-        if time.time() - last > args.checkpoint_minutes * 60:
-            _save_vae(vae, opt, step, time.time() - t0, run, images)
-            last = time.time()
-    return _save_vae(vae, opt, step, time.time() - t0, run, images)
-
-
-@torch.no_grad()
-def _latent_std(vae, images) -> float:
-    z = torch.cat([vae.encode(images[i:i + 128]).latent_dist.mean for i in range(0, min(len(images), 2048), 128)])
-    return float(z.std())
-
-
-def _save_vae(vae, opt, step, elapsed, run: Path, images) -> dict:
-    torch.save({"vae": vae.state_dict(), "opt": opt.state_dict(), "step": step, "elapsed": elapsed}, run / "state.tmp")
-    (run / "state.tmp").rename(run / "state.pt")
-    vae.eval()
-    std = _latent_std(vae, images)
-    with torch.no_grad():
-        x = images[-256:]
-        rec = vae.decode(vae.encode(x).latent_dist.mean).sample.clamp(-1, 1)
-        psnr = float(10 * torch.log10(4.0 / F.mse_loss(rec, x)))
-    vae.train()
-    vae.register_to_config(scaling_factor=1.0 / std)
-    vae.save_pretrained(run / "model")
-    info = {"steps": step, "minutes": round(elapsed / 60, 1), "latent_std": std, "recon_psnr_db": round(psnr, 2)}
-    (run / "info.json").write_text(json.dumps(info, indent=1))
-    _log(run, f"vae checkpoint {info}")
-    return info
-
-
-def _log(run: Path, msg: str) -> None:
-    print(msg, flush=True)
-    with open(run / "log.txt", "a") as f:
-        f.write(msg + "\n")
+    return latent_vae.train_vae(N.build_vae, images_to_tensor(data["images"]), args.run_dir / "vae", hours=args.hours,
+                                batch=args.batch, lr=args.lr_vae, kl_weight=args.kl_weight, seed=args.seed,
+                                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume)
 
 
 @torch.no_grad()
@@ -126,7 +57,7 @@ def train_unet(args) -> dict:
     if cache.exists():
         latents = torch.load(cache)
     else:
-        latents = _encode_all(vae, _images(data))
+        latents = _encode_all(vae, images_to_tensor(data["images"]))
         torch.save(latents, cache)
     depths = torch.from_numpy(data["depths"].astype(np.float32))[:, None]
     prompts = list(data["prompts"])
@@ -138,17 +69,9 @@ def train_unet(args) -> dict:
     params = list(unet.parameters()) + list(text.parameters())
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=1e-2)
     sched = DDPMScheduler(**{k: v for k, v in N.SCHEDULER_CONFIG.items() if k != "set_alpha_to_one"})
-    step, elapsed = 0, 0.0
-    if args.resume and (run / "state.pt").exists():
-        st = torch.load(run / "state.pt", weights_only=False)
-        unet.load_state_dict(st["unet"])
-        text.load_state_dict(st["text"])
-        ema_unet.load_state_dict(st["ema_unet"])
-        ema_text.load_state_dict(st["ema_text"])
-        opt.load_state_dict(st["opt"])
-        step, elapsed = st["step"], st["elapsed"]
-        _log(run, f"resumed at step {step}")
-    else:
+    step, elapsed = (latent_vae.resume_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt) if args.resume
+                     else (0, 0.0))
+    if step == 0:
         ema_unet.load_state_dict(unet.state_dict())
         ema_text.load_state_dict(text.state_dict())
     gen = torch.Generator().manual_seed(args.seed + step)
@@ -174,30 +97,16 @@ def train_unet(args) -> dict:
         for g in opt.param_groups:
             g["lr"] = args.lr * min(1.0, (step + 1) / 300)
         opt.step()
-        _ema_update(ema_unet, unet, step, args.ema)
-        _ema_update(ema_text, text, step, args.ema)
+        latent_vae.ema_update(ema_unet, unet, step, args.ema)
+        latent_vae.ema_update(ema_text, text, step, args.ema)
         step += 1
         losses.append(loss.item())
         if step % 25 == 0:
-            _log(run, f"unet step {step} loss {np.mean(losses[-25:]):.4f} elapsed {(time.time() - t0) / 60:.1f} min")
+            latent_vae.log_line(run, f"unet step {step} loss {np.mean(losses[-25:]):.4f} elapsed {(time.time() - t0) / 60:.1f} min")
         if time.time() - last > args.checkpoint_minutes * 60:
-            _save_unet(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
+            latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
             last = time.time()
-    return _save_unet(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
-
-
-def _save_unet(run, unet, text, ema_unet, ema_text, opt, step, elapsed, tokenizer, losses) -> dict:
-    torch.save({"unet": unet.state_dict(), "text": text.state_dict(), "ema_unet": ema_unet.state_dict(),
-                "ema_text": ema_text.state_dict(), "opt": opt.state_dict(), "step": step, "elapsed": elapsed},
-               run / "state.tmp")
-    (run / "state.tmp").rename(run / "state.pt")
-    ema_unet.save_pretrained(run / "model" / "unet")
-    ema_text.save_pretrained(run / "model" / "text_encoder")
-    tokenizer.save_pretrained(run / "model" / "tokenizer")
-    info = {"steps": step, "minutes": round(elapsed / 60, 1), "final_loss": float(np.mean(losses[-200:])) if losses else None}
-    (run / "info.json").write_text(json.dumps(info, indent=1))
-    _log(run, f"unet checkpoint {info}")
-    return info
+    return latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
 
 
 def export(args) -> dict:

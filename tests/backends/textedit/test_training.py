@@ -1,0 +1,54 @@
+"""The embedded text model's training script runs end to end on a tiny config (a few steps per phase)."""
+
+import json
+
+import pytest
+
+TINY_VAE = json.dumps({"block_out_channels": [4, 8, 8], "norm_num_groups": 2})
+TINY_UNET = json.dumps({"block_out_channels": [8, 16, 16], "norm_num_groups": 4, "attention_head_dim": 2})
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    from training.textedit_model import main
+
+    root = tmp_path_factory.mktemp("textedit_run")
+    common = ["--run-dir", str(root / "run"), "--data-dir", str(root / "data"), "--n-train", "24",
+              "--hours", "1", "--threads", "1"]
+    main(["--phase", "vae", "--max-steps", "2", "--batch-vae", "2", "--vae-overrides", TINY_VAE, *common])
+    main(["--phase", "unet", "--max-steps", "2", "--batch", "4", "--unet-overrides", TINY_UNET, *common])
+    return root, common
+
+
+def test_phases_write_checkpoints_and_logs(run):
+    root, _ = run
+    vae_info = json.loads((root / "run" / "vae" / "info.json").read_text())
+    unet_info = json.loads((root / "run" / "unet" / "info.json").read_text())
+    assert vae_info["steps"] == 2 and vae_info["latent_std"] > 0
+    assert unet_info["steps"] == 2 and unet_info["final_loss"] > 0
+    for sub in ("unet", "text_encoder", "tokenizer"):
+        assert (root / "run" / "unet" / "model" / sub).is_dir()
+    assert (root / "data" / "textedit_train_0_24.npz").exists()
+
+
+def test_resume_continues_the_step_count(run):
+    from training.textedit_model import main
+
+    root, common = run
+    main(["--phase", "unet", "--max-steps", "3", "--batch", "4", "--unet-overrides", TINY_UNET, "--resume", *common])
+    assert json.loads((root / "run" / "unet" / "info.json").read_text())["steps"] == 3
+    assert "resumed at step 2" in (root / "run" / "unet" / "log.txt").read_text()
+
+
+def test_export_loads_back_as_diffusers_components(run, tmp_path):
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+
+    from training.textedit_model import main
+
+    root, common = run
+    main(["--phase", "export", "--out", str(tmp_path / "asset"), *common])
+    unet = UNet2DConditionModel.from_pretrained(tmp_path / "asset" / "unet")
+    vae = AutoencoderKL.from_pretrained(tmp_path / "asset" / "vae")
+    assert unet.config.block_out_channels == (8, 16, 16) or list(unet.config.block_out_channels) == [8, 16, 16]
+    assert vae.config.scaling_factor > 0
+    assert all(p.suffix != ".bin" for p in (tmp_path / "asset").rglob("*"))
