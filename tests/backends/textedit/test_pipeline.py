@@ -1,0 +1,155 @@
+"""TextEditPipeline: fast tests in the diffusers manner on tiny (4, 8) configs, then the patching promises.
+
+Laid out as diffusers' ``PipelineTesterMixin`` tests are: dummy components (tiny random models of
+the real classes), dummy inputs (two seeded steps), a seeded expected slice, batch = single,
+save/load, callbacks; then: patching with the same prompt is bit-identical, patching every layer from
+step 0 is generating prompt B, only the named layers are patched, a late start changes nothing.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from backends.common.errors import InputError
+from backends.textedit.pipeline import TextEditOutput, TextEditPipeline
+
+from .conftest import dummy_components, tiny_pipeline
+
+A = 'a sign that says "cat"'
+B = 'a sign that says "dog"'
+
+
+def inputs(seed=0, **kw):
+    return dict(prompt=A, generator=torch.Generator().manual_seed(seed), num_inference_steps=2, guidance_scale=5.0,
+                output_type="np", **kw)
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return tiny_pipeline()
+
+
+def test_inference_expected_slice(pipe):
+    out = pipe(**inputs())
+    assert isinstance(out, TextEditOutput)
+    assert out.images.shape == (1, 8, 32, 3) and out.latents.shape == (1, 4, 4, 16) and out.source_images is None
+    expected = np.array([0.6719, 0.6676, 0.3917, 0.6045, 0.5389, 0.493, 0.64, 0.5323, 0.6213])
+    got = out.images[0, -3:, -3:, -1].flatten()
+    assert np.abs(got - expected).max() < 1e-3, got.round(4).tolist()
+
+
+def test_the_prompt_reaches_the_image(pipe):
+    a = pipe(**inputs()).images
+    b = pipe(**{**inputs(), "prompt": B}).images
+    assert np.abs(a - b).max() > 1e-3
+
+
+def test_return_dict_false_gives_a_tuple(pipe):
+    images, source, latents, patched = pipe(**inputs(), return_dict=False)
+    assert images.shape == (1, 8, 32, 3) and source is None and latents.shape == (1, 4, 4, 16) and patched == ()
+
+
+def test_batch_matches_single(pipe):
+    single = pipe(**inputs()).images
+    batched = pipe(**{**inputs(), "prompt": [A, B],
+                      "generator": [torch.Generator().manual_seed(0), torch.Generator().manual_seed(1)]}).images
+    assert batched.shape == (2, 8, 32, 3)
+    assert np.abs(batched[0] - single[0]).max() < 1e-4
+    assert np.abs(batched[1] - single[0]).max() > 1e-3
+
+
+def test_batched_patching_matches_single(pipe):
+    layers = [pipe.layers[3].name]
+    single = pipe(**inputs(patch_prompt=B, patch_layers=layers)).images
+    batched = pipe(**{**inputs(patch_prompt=[B, A], patch_layers=layers), "prompt": [A, A],
+                      "generator": [torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)]}).images
+    assert np.abs(batched[0] - single[0]).max() < 1e-4
+    assert np.abs(batched[1] - pipe(**inputs()).images[0]).max() < 1e-4
+
+
+def test_save_load_round_trip(tmp_path, pipe):
+    pipe.save_pretrained(tmp_path)
+    loaded = TextEditPipeline.from_pretrained(tmp_path)
+    loaded.set_progress_bar_config(disable=True)
+    assert [layer.name for layer in loaded.layers] == [layer.name for layer in pipe.layers]
+    a = pipe(**inputs(patch_prompt=B, patch_layers=[2])).images
+    b = loaded(**inputs(patch_prompt=B, patch_layers=[2])).images
+    assert np.abs(a - b).max() < 1e-5
+
+
+def test_callback_sees_every_step_of_both_runs_and_can_replace_latents(pipe):
+    seen = []
+
+    def cb(p, i, t, kw):
+        seen.append((p.phase, p.phase_index, p.num_phases, i, sorted(kw)))
+        return {}
+
+    pipe(**inputs(patch_prompt=B, patch_layers=[0]), callback_on_step_end=cb,
+         callback_on_step_end_tensor_inputs=["latents", "pred_original_sample"])
+    assert [s[:4] for s in seen] == [("record B", 0, 2, 0), ("record B", 0, 2, 1), ("generate", 1, 2, 0),
+                                     ("generate", 1, 2, 1)]
+    assert all(s[4] == ["latents", "pred_original_sample"] for s in seen)
+
+    def zero(p, i, t, kw):
+        return {"latents": torch.zeros_like(kw["latents"])}
+
+    flat = pipe(**inputs(), callback_on_step_end=zero).images
+    assert np.abs(flat - pipe.decode(torch.zeros(1, 4, 4, 16))).max() < 1e-6  # the callback's latents are kept
+    with pytest.raises(ValueError, match="callback_on_step_end_tensor_inputs"):
+        pipe(**inputs(), callback_on_step_end=cb, callback_on_step_end_tensor_inputs=["embeds"])
+
+
+def test_raising_in_the_callback_stops_the_call_and_leaves_the_pipeline_clean(pipe):
+    class Stop(Exception):
+        pass
+
+    def stop(p, i, t, kw):
+        raise Stop
+
+    with pytest.raises(Stop):
+        pipe(**inputs(patch_prompt=B, patch_layers=[1]), callback_on_step_end=stop)
+    assert pipe.controller.mode == "plain" and not pipe.controller.cache
+    assert np.abs(pipe(**inputs()).images - pipe(**inputs()).images).max() == 0
+
+
+def test_patching_with_the_same_prompt_is_bit_identical(pipe):
+    plain = pipe(**inputs()).images
+    for layers in ([0], [3], [layer.name for layer in pipe.layers]):
+        out = pipe(**inputs(patch_prompt=A, patch_layers=layers))
+        assert np.array_equal(out.images, plain), layers
+        assert np.array_equal(out.source_images, plain)
+
+
+def test_patching_every_layer_from_step_0_is_generating_prompt_b(pipe):
+    with_b = pipe(**{**inputs(), "prompt": B}).images
+    out = pipe(**inputs(patch_prompt=B, patch_layers=[layer.name for layer in pipe.layers]))
+    assert np.array_equal(out.images, with_b) and np.array_equal(out.source_images, with_b)
+    assert out.patched_layers == tuple(layer.name for layer in pipe.layers)
+
+
+def test_only_the_named_layers_are_patched_and_a_late_start_changes_nothing(pipe):
+    plain = pipe(**inputs()).images
+    out = pipe(**inputs(patch_prompt=B, patch_layers=[pipe.layers[4].name, 1]))
+    assert out.patched_layers == (pipe.layers[1].name, pipe.layers[4].name)
+    assert np.abs(out.images - plain).max() > 1e-4
+    late = pipe(**inputs(patch_prompt=B, patch_layers=[1], patch_start_step=2))
+    assert np.array_equal(late.images, plain) and late.patched_layers == ()
+    heads = pipe(**inputs(patch_prompt=B, patch_layers=[1], patch_heads={1: [0]})).images
+    full = pipe(**inputs(patch_prompt=B, patch_layers=[1])).images
+    assert np.abs(heads - full).max() > 1e-5
+
+
+def test_bad_patch_arguments_are_clear_errors(pipe):
+    with pytest.raises(InputError, match="Unknown layer 'nope'"):
+        pipe(**inputs(patch_prompt=B, patch_layers=["nope"]))
+    with pytest.raises(ValueError, match="patch_start_step"):
+        pipe(**inputs(patch_prompt=B, patch_layers=[0], patch_start_step=3))
+    with pytest.raises(ValueError, match="2 patch prompts for 1 prompts"):
+        pipe(**inputs(patch_prompt=[A, B], patch_layers=[0]))
+
+
+def test_components_are_the_registered_ones():
+    comps = dummy_components()
+    pipe = TextEditPipeline(**comps)
+    assert set(pipe.components) == {"vae", "text_encoder", "tokenizer", "unet", "scheduler"}
+    assert len(pipe.layers) == 7 and not any(p.requires_grad for p in pipe.unet.parameters())
