@@ -33,6 +33,7 @@ from PIL import Image
 from backends.common.imagemetrics import psnr, ssim
 from backends.layout3d.detector import bbox, class_of, detect
 from backends.layout3d.layout import Layout, box_on_floor
+from backends.layout3d.pipeline import to_uint8
 from backends.layout3d.service import load_pipeline
 from backends.layout3d.stages import SceneSession, StageSettings
 from backends.synth.scene import COLORS, ROOMS, SHAPE_ASPECT, SHAPES
@@ -85,11 +86,16 @@ def score(detector, image, empty, layout: Layout) -> tuple[list[bool], list[floa
     return ok, ious
 
 
-def plain(pipe, settings, layout: Layout, noise, prompt: str | None = None):
+def plain(pipe, settings, layout: Layout, noise, prompt: str | None = None) -> np.ndarray:
+    """One box-depth-conditioned generation of the whole layout (the pipeline without a source)."""
     depth = torch.from_numpy(layout.depth())[None, None].float()
-    return pipe.generate(prompt or (caption(layout) if layout.boxes else layout.scene_prompt), depth, noise,
-                         num_inference_steps=settings.num_inference_steps, guidance_scale=settings.guidance_scale,
-                         record=False)
+    out = pipe(prompt or (caption(layout) if layout.boxes else layout.scene_prompt), depth, latents=noise,
+               num_inference_steps=settings.num_inference_steps, guidance_scale=settings.guidance_scale, record=False)
+    return to_uint8(out.images[0])
+
+
+def scene_noise(pipe, seed: int):
+    return pipe.prepare_latents(1, 64, 64, torch.Generator().manual_seed(seed))
 
 
 def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: float) -> dict:
@@ -100,7 +106,7 @@ def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: floa
         empty = None
         for method in ("bas", "masactrl"):
             s = SceneSession(pipe, StageSettings(**{**settings.__dict__, "method": method}), 64)
-            stages = list(s.edit(layout))[-1]
+            stages = s.edit(layout)
             empty = stages[0].image
             ok, ious = score(detector, stages[2].image, empty, layout)
             m1 = layout.box_mask(0)
@@ -110,17 +116,17 @@ def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: floa
             rows[method]["psnr"].append(psnr(crop_of(stages[1].image, m1), crop_of(stages[2].image, m1)))
             if method == "bas":
                 times["stage"] += [stages[1].seconds, stages[2].seconds]
-        noise = pipe.initial_noise(64, 64, seed)
+        noise = scene_noise(pipe, seed)
         t0 = time.perf_counter()
         full = plain(pipe, settings, layout, noise)
         times["plain"].append(time.perf_counter() - t0)
         one = plain(pipe, settings, Layout(layout.scene_prompt, layout.boxes[:1]), noise)
-        ok, ious = score(detector, full.image, empty, layout)
+        ok, ious = score(detector, full, empty, layout)
         rows["plain"]["ok"] += ok
         rows["plain"]["both"].append(all(ok))
         rows["plain"]["iou"] += ious
         m1 = layout.box_mask(0)
-        rows["plain"]["psnr"].append(psnr(crop_of(one.image, m1), crop_of(full.image, m1)))
+        rows["plain"]["psnr"].append(psnr(crop_of(one, m1), crop_of(full, m1)))
     summary = {m: {"object_accuracy": float(np.mean(r["ok"])), "episode_success": float(np.mean(r["both"])),
                    "miou": float(np.mean(r["iou"])), "preservation_psnr": float(np.mean(r["psnr"]))}
                for m, r in rows.items()}
@@ -147,14 +153,14 @@ def run_moves(pipe, eps, steps: int, guidance: float, blend: float) -> dict:
         moved = Layout(layout.scene_prompt, (MOVES[name](b),))
         settings = StageSettings(num_inference_steps=steps, guidance_scale=guidance, seed=seed, blend_fraction=blend)
         s = SceneSession(pipe, settings, 64)
-        before = list(s.edit(one))[-1][-1]
-        after = list(s.edit(moved))[-1][-1]
-        noise = pipe.initial_noise(64, 64, seed)
+        before = s.edit(one)[-1]
+        after = s.edit(moved)[-1]
+        noise = scene_noise(pipe, seed)
         p_before = plain(pipe, settings, one, noise, prompt=b.prompt)
         p_after = plain(pipe, settings, moved, noise, prompt=b.prompt)
         m_old, m_new = one.box_mask(0), moved.box_mask(0)
         bg = ~(m_old | m_new)
-        for method, (x, y) in {"bas": (before.image, after.image), "plain": (p_before.image, p_after.image)}.items():
+        for method, (x, y) in {"bas": (before.image, after.image), "plain": (p_before, p_after)}.items():
             fa, fb = crop_of(x, m_old), crop_of(y, m_new)
             res[method]["fg_psnr"].append(psnr(fa, fb))
             res[method]["fg_ssim"].append(ssim(fa, fb))

@@ -3,11 +3,13 @@
 Long work is a generator that yields :class:`ProgressEvent` (fraction, message, optional preview)
 and, last, its typed result. It checks a :class:`CancelToken` between steps, so a Stop button — or a
 CLI's Ctrl-C, or a test — really stops it. The app maps events to ``gr.Progress`` and previews; the
-CLI prints them; tests just iterate.
+CLI prints them; tests just iterate. Work that reports through a callback instead (a diffusers
+pipeline's ``callback_on_step_end``) becomes such a generator with :func:`stream_reports`.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -81,3 +83,54 @@ def track(items: Iterable[T], total: int, cancel: CancelToken | None, message: s
             cancel.raise_if_cancelled()
         label = f"{message} {i + 1}/{total}".strip()
         yield item, ProgressEvent(start + (end - start) * (i + 1) / total, label)
+
+
+Report = Callable[[ProgressEvent], None]
+
+
+def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = None) -> Iterator[ProgressEvent | T]:
+    """Run ``work(report)`` on a worker thread; yield each event it reports, then its result.
+
+    This is how a diffusers pipeline, which reports through ``callback_on_step_end`` rather than by
+    yielding, streams previews (the same pattern as transformers' ``TextIteratorStreamer``).
+    ``report`` raises :class:`Cancelled` once ``cancel`` is set — or once the consumer stops
+    iterating — so the work stops at its next report, i.e. within a step; it waits while the
+    consumer is two events behind. Exceptions of the work are re-raised in the consumer.
+    """
+    events: queue.Queue = queue.Queue(maxsize=2)
+    closed = threading.Event()
+
+    def put(item) -> bool:
+        while not closed.is_set():
+            try:
+                events.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def report(event: ProgressEvent) -> None:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if not put(("event", event)):
+            raise Cancelled("the consumer stopped listening")
+
+    def run() -> None:
+        try:
+            put(("result", work(report)))
+        except BaseException as e:  # noqa: BLE001 — handed to the consumer, which re-raises it
+            put(("error", e))
+
+    worker = threading.Thread(target=run, name="stream-reports", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = events.get()
+            if kind == "error":
+                raise value
+            yield value
+            if kind == "result":
+                return
+    finally:
+        closed.set()
+        worker.join()

@@ -47,7 +47,7 @@ def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = "
     text = CLIPTextModel.from_pretrained(folder / "text_encoder", dtype=dtype).to(device)
     tok = PreTrainedTokenizerFast.from_pretrained(folder / "tokenizer")
     sched = DDIMScheduler.from_pretrained(folder / "scheduler")
-    return BuildAScenePipeline(vae, text, tok, unet, sched, name=name)
+    return _named(BuildAScenePipeline(vae, text, tok, unet, sched), name)
 
 
 def load_sd_controlnet(sd_folder: Path, controlnet_folder: Path, lora_file: Path | None = None, device="cpu",
@@ -68,8 +68,16 @@ def load_sd_controlnet(sd_folder: Path, controlnet_folder: Path, lora_file: Path
         merge_attn_procs_lora(controlnet, load_file(str(lora_file)))
     sched = DDIMScheduler(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False,
                           set_alpha_to_one=False)
-    return BuildAScenePipeline(vae, text, tok, unet, sched, controlnet=controlnet, name=name,
-                               prompt_prefix=SD_PREFIX, negative_prompt=SD_NEGATIVE)
+    pipe = BuildAScenePipeline(vae, text, tok, unet, sched, controlnet=controlnet, prompt_prefix=SD_PREFIX,
+                               negative_prompt=SD_NEGATIVE)
+    return _named(pipe, name)
+
+
+def _named(pipe: BuildAScenePipeline, name: str) -> BuildAScenePipeline:
+    """The model id shown in the UI; no tqdm bar (progress goes through ``callback_on_step_end``)."""
+    pipe.name = name
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
 
 
 _LORA_TARGETS = {"to_q_lora": "to_q", "to_k_lora": "to_k", "to_v_lora": "to_v", "to_out_lora": "to_out.0"}

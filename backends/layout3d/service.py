@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from backends.common.errors import InputError
-from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.seeding import check_seed
 
 from .attention import DSAConfig
@@ -124,12 +124,16 @@ def edit_scene(session: SceneSession, layout: Layout, cancel: CancelToken | None
 
 
 def _run(session: SceneSession, layout: Layout, cancel, t0, warning) -> Iterator[ProgressEvent | SceneResult]:
+    """The stages stream their previews through the pipeline's ``callback_on_step_end``."""
     before = len(session.stages)
-    with _LOCK:  # one model, one set of attention processors: stages run one at a time
-        for item in session.edit(layout, cancel):
-            if isinstance(item, ProgressEvent):
-                preview = None if item.preview is None else session.pipe.decode(item.preview)
-                yield ProgressEvent(item.fraction, item.message, preview)
+
+    def work(report):
+        with _LOCK:  # one model, one set of attention processors: stages run one at a time
+            return session.edit(layout, report, cancel)
+
+    for item in stream_reports(work, cancel):
+        if isinstance(item, ProgressEvent):
+            yield item
     stages = session.stages
     yield SceneResult(stages, list(range(before, len(stages))), getattr(session, "model_id", session.pipe.name),
                       str(session.pipe.device), time.perf_counter() - t0, warning,

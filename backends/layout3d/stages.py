@@ -15,7 +15,7 @@ step), so later stages replay it instead of regenerating it:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -24,12 +24,12 @@ import torch.nn.functional as F
 from scipy import ndimage
 
 from backends.common.errors import InputError
-from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.progress import CancelToken, ProgressEvent, Report
 
 from .attention import DSAConfig, cross_attention_map
 from .layout import Layout
 from .move import match_boxes, segment_object, warp_object
-from .pipeline import BuildAScenePipeline, StageCache, StageOutput, StepPreview
+from .pipeline import BuildASceneOutput, BuildAScenePipeline, StageCache, to_uint8
 
 METHODS = ("bas", "masactrl", "blend")
 
@@ -86,8 +86,9 @@ class SceneSession:
     def __init__(self, pipe: BuildAScenePipeline, settings: StageSettings, size: int):
         settings.validate()
         self.pipe, self.settings, self.size = pipe, settings, size
-        self.noise = pipe.initial_noise(size, size, settings.seed)
+        self.noise = pipe.prepare_latents(1, size, size, torch.Generator().manual_seed(int(settings.seed)))
         self.stages: list[Stage] = []
+        self._on_step: Callable | None = None  # the running stage's callback_on_step_end
 
     @property
     def last(self) -> Stage:
@@ -130,54 +131,73 @@ class SceneSession:
             steps.append(("insert", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
         return steps
 
-    def edit(self, layout: Layout, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | list[Stage]]:
-        """Run the stages that reach ``layout``; yields progress (with previews), then the new stages."""
+    def edit(self, layout: Layout, report: Report | None = None, cancel: CancelToken | None = None) -> list[Stage]:
+        """Run the stages that reach ``layout`` and return them.
+
+        Every denoising step calls the pipeline's ``callback_on_step_end``, which checks ``cancel``
+        (so Stop ends the work within a step; the stages finished before are kept) and passes
+        ``report`` a ``ProgressEvent`` with the decoded x̂0 preview.
+        """
         plan = self.plan(layout)
         if not plan:
             raise InputError("Nothing changed: add, move, resize or re-prompt a box first.")
         new: list[Stage] = []
-        for k, (kind, j, target) in enumerate(plan):
-            lo, hi = k / len(plan), (k + 1) / len(plan)
-            label = _action(kind, j, target)
-            work = getattr(self, f"_{kind}")(target, j)
-            for item in work:
+        try:
+            for k, (kind, j, target) in enumerate(plan):
                 if cancel is not None:
                     cancel.raise_if_cancelled()
-                if isinstance(item, Stage):
-                    self.stages.append(item)
-                    new.append(item)
-                elif isinstance(item, StepPreview):
-                    yield ProgressEvent(lo + (hi - lo) * item.step / item.total,
-                                        f"stage {len(self.stages)}: {label} — step {item.step}/{item.total}",
-                                        item.x0)
-        yield new
+                self._on_step = self._callback(_action(kind, j, target), k / len(plan), (k + 1) / len(plan),
+                                               report, cancel)
+                stage = getattr(self, f"_{kind}")(target, j)
+                self.stages.append(stage)
+                new.append(stage)
+        finally:
+            self._on_step = None
+        return new
+
+    def _callback(self, label: str, lo: float, hi: float, report: Report | None, cancel: CancelToken | None):
+        """The ``callback_on_step_end`` of one stage: cancel check, then a progress event with a preview."""
+        n = self.settings.num_inference_steps
+
+        def on_step_end(pipe, i, t, tensors):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            if report is not None:
+                x0 = tensors.get("pred_original_sample")
+                what = "step" if x0 is not None else "inverting, step"
+                report(ProgressEvent(lo + (hi - lo) * (i + 1) / n, f"stage {len(self.stages)}: {label} — {what} {i + 1}/{n}",
+                                     None if x0 is None else pipe.decode(x0)))
+            return {}
+
+        return on_step_end
 
     # --- the stage kinds ---------------------------------------------------------------------
     def _run(self, prompt, layout, dsa: DSAConfig | None = None, depth: torch.Tensor | None = None,
-             **kw) -> Iterator[StepPreview | StageOutput]:
+             **kw) -> BuildASceneOutput:
         s = self.settings
         depth = _tensor(layout.depth()) if depth is None else depth
-        return self.pipe.stage(prompt, depth.to(self.pipe.device), self.noise, num_inference_steps=s.num_inference_steps,
-                               guidance_scale=s.guidance_scale, dsa=dsa or s.dsa, blend_fraction=s.blend_fraction,
-                               source_kv=s.source_kv, **kw)
+        return self.pipe(prompt, depth, num_inference_steps=s.num_inference_steps, guidance_scale=s.guidance_scale,
+                         latents=self.noise, dsa=dsa or s.dsa, blend_fraction=s.blend_fraction, source_kv=s.source_kv,
+                         callback_on_step_end=self._on_step, callback_on_step_end_tensor_inputs=["pred_original_sample"],
+                         **kw)
 
     def _empty(self, layout: Layout, j):
         t0 = time.perf_counter()
-        out = yield from _drain(self._run(layout.scene_prompt, layout))
-        yield Stage(0, "empty scene", "empty", layout, out.image, _depth_of(out), out.cache, None, None, None, None, None,
-                    {}, time.perf_counter() - t0)
+        out = self._run(layout.scene_prompt, layout)
+        return Stage(0, "empty scene", "empty", layout, _image(out), _depth_of(out), out.cache, None, None, None, None, None,
+                     {}, time.perf_counter() - t0)
 
     def _insert(self, layout: Layout, j: int):
         t0 = time.perf_counter()
         prev = self.last
         mask = layout.box_mask(j)
         mode = {"bas": "dsa", "masactrl": "mutual", "blend": "blend"}[self.settings.method]
-        out = yield from _drain(self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
-                                          mode=mode))
+        out = self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
+                        mode=mode)
         created = {**prev.created, j: len(self.stages)}
-        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, out.image, prev.image)
-        yield Stage(len(self.stages), _action("insert", j, layout), "insert", layout, out.image, _depth_of(out), out.cache,
-                    j, mask, obj, prev.cache.latents, prev.image, created, time.perf_counter() - t0)
+        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, _image(out), prev.image)
+        return Stage(len(self.stages), _action("insert", j, layout), "insert", layout, _image(out), _depth_of(out), out.cache,
+                     j, mask, obj, prev.cache.latents, prev.image, created, time.perf_counter() - t0)
 
     def _without(self, j: int, dilation: int | None = None) -> tuple[list[torch.Tensor], np.ndarray, Layout]:
         """The current trajectory with object j taken out, its image, and the layout without box j."""
@@ -188,7 +208,7 @@ class SceneSession:
         d = self.settings.hole_dilation if dilation is None else dilation
         if d > 0:
             lat_hole = F.max_pool2d(lat_hole, 2 * d + 1, stride=1, padding=d)
-        lat_hole = lat_hole.to(self.pipe.device, self.pipe.dtype)
+        lat_hole = lat_hole.to(self.pipe.device, self.pipe.unet.dtype)
         traj = [(1 - lat_hole) * a + lat_hole * b for a, b in zip(cur.cache.latents, born.source_latents, strict=True)]
         rest = tuple(b for i, b in enumerate(cur.layout.boxes) if i != j)
         return traj, self.pipe.decode(traj[-1]), Layout(cur.layout.scene_prompt, rest, cur.layout.camera)
@@ -204,11 +224,11 @@ class SceneSession:
         cur = self.last
         source, bg = self._source_without(j)
         mask = layout.box_mask(j)
-        out = yield from _drain(self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
-                                          mode="dsa", record=True))
-        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, out.image, bg)
-        yield Stage(len(self.stages), _action(kind, j, layout), kind, layout, out.image, _depth_of(out), out.cache, j, mask,
-                    obj, source.latents, bg, {**cur.created, j: len(self.stages)}, time.perf_counter() - t0)
+        out = self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
+                        mode="dsa", record=True)
+        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, _image(out), bg)
+        return Stage(len(self.stages), _action(kind, j, layout), kind, layout, _image(out), _depth_of(out), out.cache, j, mask,
+                     obj, source.latents, bg, {**cur.created, j: len(self.stages)}, time.perf_counter() - t0)
 
     def _remove(self, layout: Layout, j: int):
         """Take object j out: the scene without it, harmonised by the free last steps."""
@@ -216,11 +236,11 @@ class SceneSession:
         cur = self.last
         old_mask = cur.layout.box_mask(j)
         source, bg = self._source_without(j)
-        out = yield from _drain(self._run(layout.scene_prompt, layout, source=source,
-                                          box_mask=_tensor(np.zeros_like(old_mask)), mode="blend"))
+        out = self._run(layout.scene_prompt, layout, source=source,
+                        box_mask=_tensor(np.zeros_like(old_mask)), mode="blend")
         created = {(i if i < j else i - 1): s for i, s in cur.created.items() if i != j}
-        yield Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, out.image, _depth_of(out),
-                    out.cache, None, old_mask, None, source.latents, bg, created, time.perf_counter() - t0)
+        return Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, _image(out), _depth_of(out),
+                     out.cache, None, old_mask, None, source.latents, bg, created, time.perf_counter() - t0)
 
     def _move(self, layout: Layout, j: int):
         t0 = time.perf_counter()
@@ -238,15 +258,15 @@ class SceneSession:
             raise InputError(f"Cannot move box {j + 1}: {e}.") from None
         s = self.settings
         inv_g = s.guidance_scale if s.inversion_guidance is None else s.inversion_guidance
-        depth = _tensor(layout.depth()).to(self.pipe.device)
+        depth = _tensor(layout.depth())
         inverted = self.pipe.invert(composite, new_box.prompt, depth, num_inference_steps=s.num_inference_steps,
-                                    guidance_scale=inv_g)
+                                    guidance_scale=inv_g, callback_on_step_end=self._on_step)
         dsa = replace(s.dsa, blend_sattn=s.dsa.blend_sattn or s.move_blend_sattn)
-        out = yield from _drain(self._run(new_box.prompt, layout, dsa=dsa, depth=depth, source=source, box_mask=_tensor(new_mask),
-                                          mode="dsa", copy_latents=inverted, copy_mask=_tensor(warped)))
-        yield Stage(len(self.stages), _action("move", j, layout), "move", layout, out.image, _depth_of(out), out.cache, j,
-                    new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
-                    time.perf_counter() - t0)
+        out = self._run(new_box.prompt, layout, dsa=dsa, depth=depth, source=source, box_mask=_tensor(new_mask),
+                        mode="dsa", copy_latents=inverted, copy_mask=_tensor(warped))
+        return Stage(len(self.stages), _action("move", j, layout), "move", layout, _image(out), _depth_of(out), out.cache, j,
+                     new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
+                     time.perf_counter() - t0)
 
     def _segment(self, cache: StageCache, prompt: str, box_mask, image, before) -> np.ndarray:
         try:
@@ -256,18 +276,11 @@ class SceneSession:
         return segment_object(attn, box_mask, image, before)
 
 
-def _drain(gen) -> Iterator[StepPreview]:
-    """Re-yield the previews of a ``pipe.stage`` generator and return its ``StageOutput``."""
-    out = None
-    for item in gen:
-        if isinstance(item, StageOutput):
-            out = item
-        else:
-            yield item
-    return out
+def _image(out: BuildASceneOutput) -> np.ndarray:
+    return to_uint8(out.images[0])
 
 
-def _depth_of(out: StageOutput) -> np.ndarray:
+def _depth_of(out: BuildASceneOutput) -> np.ndarray:
     """The box depth the stage was conditioned on (rendered once, kept in its cache)."""
     return out.cache.depth[0, 0].float().cpu().numpy()
 

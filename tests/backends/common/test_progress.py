@@ -67,3 +67,46 @@ def test_speed_test_rejects_bad_requests(size, repeats):
 
     with pytest.raises(InputError):
         list(run_speed_test(SpeedTestRequest(size=size, repeats=repeats)))
+
+
+def test_stream_reports_yields_the_events_then_the_result():
+    from backends.common.progress import stream_reports
+
+    def work(report):
+        for i in range(3):
+            report(ProgressEvent((i + 1) / 3, f"step {i + 1}"))
+        return "done"
+
+    items = list(stream_reports(work))
+    assert [e.message for e in items[:-1]] == ["step 1", "step 2", "step 3"] and items[-1] == "done"
+
+
+def test_stream_reports_stops_the_work_at_its_next_report_and_re_raises_its_errors():
+    from backends.common.progress import stream_reports
+
+    token, steps, workers = CancelToken(), [], []
+
+    def work(report):
+        workers.append(threading.current_thread())
+        for i in range(100):
+            steps.append(i)
+            if i == 3:
+                token.cancel()  # Stop pressed while step 3 runs
+            report(ProgressEvent(i / 100))
+        return "never"
+
+    with pytest.raises(Cancelled):
+        list(stream_reports(work, token))
+    assert steps == [0, 1, 2, 3] and not workers[0].is_alive()  # stopped at the end of that step
+
+    steps.clear()
+    gen = stream_reports(work)
+    next(gen)
+    gen.close()  # the consumer went away: the work stops too (it runs at most a few events ahead)
+    assert len(steps) <= 5 and not workers[1].is_alive()
+
+    def broken(report):
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        list(stream_reports(broken))

@@ -33,7 +33,12 @@ def test_sd_controlnet_folder_layout_loads(tmp_path):
         getattr(pipe, part).save_pretrained(tmp_path / "sd" / part)
     pipe.controlnet.save_pretrained(tmp_path / "cn")
     loaded = load_sd_controlnet(tmp_path / "sd", tmp_path / "cn")
-    assert loaded.controlnet is not None and loaded.prompt_prefix.startswith("4k")
-    noise = loaded.initial_noise(32, 32, 0)
-    out = loaded.generate("a red cube", torch.rand(1, 1, 32, 32), noise, num_inference_steps=2, guidance_scale=7.5)
-    assert out.image.shape == (32, 32, 3)
+    assert loaded.controlnet is not None and loaded.config.prompt_prefix.startswith("4k")
+    depth = torch.rand(1, 1, 32, 32)
+    kw = dict(num_inference_steps=2, guidance_scale=7.5)
+    out = loaded("a red cube", depth, generator=torch.Generator().manual_seed(0), **kw).images
+    # the published sampler, prefix and negative prompt are the only difference from the saved parts
+    pipe.register_to_config(prompt_prefix=loaded.config.prompt_prefix, negative_prompt=loaded.config.negative_prompt)
+    pipe.scheduler = loaded.scheduler
+    assert out.shape == (1, 32, 32, 3) and abs(
+        out - pipe("a red cube", depth, generator=torch.Generator().manual_seed(0), **kw).images).max() < 1e-5

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
+import torch.nn.functional as F
 
-from backends.common.errors import InputError
+from backends.common.errors import Cancelled, InputError
+from backends.common.progress import CancelToken
 from backends.layout3d.layout import Layout, box_on_floor
 from backends.layout3d.stages import SceneSession, StageSettings
 
@@ -17,7 +20,7 @@ B = box_on_floor("a blue sphere", 0.7, 1.3, (0.6, 0.6, 0.6))
 @pytest.fixture(scope="module")
 def session():
     s = SceneSession(tiny_pipeline(), StageSettings(num_inference_steps=4, guidance_scale=2.0), 32)
-    list(s.edit(Layout(SCENE, (A, B))))
+    s.edit(Layout(SCENE, (A, B)))
     return s
 
 
@@ -31,7 +34,7 @@ def test_plan_has_one_change_per_stage(session):
     plan = session.plan(Layout(SCENE, (moved.__class__("a green cone", moved.center, moved.size, 0.0),)))
     assert [k for k, _, _ in plan] == ["change", "move", "remove"]
     with pytest.raises(InputError, match="Nothing changed"):
-        list(session.edit(session.last.layout))
+        session.edit(session.last.layout)
     with pytest.raises(InputError, match="scene prompt changed"):
         session.plan(Layout("a dark studio with a black floor", (A, B)))
 
@@ -39,13 +42,28 @@ def test_plan_has_one_change_per_stage(session):
 def test_move_keeps_the_other_object_and_go_back(session):
     before = session.last
     moved = box_on_floor("a red cube", -0.3, 0.7, (0.6, 0.6, 0.6))
-    new = list(session.edit(Layout(SCENE, (moved, B))))[-1]
+    new = session.edit(Layout(SCENE, (moved, B)))
     assert [st.kind for st in new] == ["move"]
     stage = new[0]
     assert stage.object_mask is not None and stage.object_mask.any()
-    # the other object's box, away from both positions of the moved one, keeps its latents for the blended steps
-    other = Layout(SCENE, (A, B), before.layout.camera).box_mask(1)
-    assert other.any()
+    # the other object keeps the previous stage's latents for the blended steps (3 of 4), wherever its box is
+    # away from both places of the moved object
+    lat = before.cache.latents[0].shape[-2:]
+
+    def latent_region(mask, dilate=0):
+        m = F.interpolate(torch.from_numpy(mask.astype(np.float32))[None, None], size=lat, mode="bilinear")
+        return F.max_pool2d(m, 2 * dilate + 1, 1, dilate) > 0 if dilate else m > 0
+
+    other = latent_region(before.layout.box_mask(1)) & ~latent_region(before.layout.box_mask(0), 2) \
+        & ~latent_region(stage.box_mask, 1) & ~latent_region(stage.object_mask, 1)
+    assert other.sum() >= 4
+    for i in range(3):
+        a, b = stage.cache.latents[i], before.cache.latents[i]
+        assert torch.allclose(a[other.expand_as(a)], b[other.expand_as(b)], atol=1e-5), i
+    # while the moved object's new place changed
+    here = latent_region(stage.object_mask)
+    assert not torch.allclose(stage.cache.final[here.expand_as(stage.cache.final)],
+                              before.cache.final[here.expand_as(before.cache.final)], atol=1e-2)
     session.go_back(2)
     assert len(session.stages) == 3 and session.last is before
     with pytest.raises(InputError):
@@ -60,7 +78,31 @@ def test_settings_are_validated():
 
 
 def test_remove_and_change(session):
-    out = list(session.edit(Layout(SCENE, (A.__class__("a green cone", A.center, A.size, A.yaw_deg),))))[-1]
+    before = session.last
+    out = session.edit(Layout(SCENE, (A.__class__("a green cone", A.center, A.size, A.yaw_deg),)))
     assert [st.kind for st in out] == ["change", "remove"]
-    assert out[-1].image.shape == (32, 32, 3) and np.isfinite(out[-1].image).all()
+    change, remove = out
+    assert change.created == {0: 3, 1: 2} and remove.created == {0: 3} and len(remove.layout.boxes) == 1
+    # removing blends the scene-without-the-object everywhere for the blended steps
+    for i in range(3):
+        assert torch.allclose(remove.cache.latents[i], remove.source_latents[i], atol=1e-6)
+    gone = before.layout.box_mask(1)
+    assert np.abs(remove.image[gone].astype(int) - before.image[gone].astype(int)).mean() > 1.0
     session.go_back(2)
+
+
+def test_steps_report_previews_and_stop_within_a_step():
+    s = SceneSession(tiny_pipeline(), StageSettings(num_inference_steps=4, guidance_scale=2.0), 32)
+    events, token = [], CancelToken()
+
+    def report(event):
+        events.append(event)
+        if len(events) == 6:  # the second step of the first insert
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        s.edit(Layout(SCENE, (A, B)), report, token)
+    assert len(events) == 6 and [st.kind for st in s.stages] == ["empty"]  # the finished stage is kept
+    assert events[0].preview.shape == (32, 32, 3) and events[0].preview.dtype == np.uint8
+    fractions = [e.fraction for e in events]
+    assert fractions == sorted(fractions) and "step 2/4" in events[5].message
