@@ -3,6 +3,7 @@
 - ``body``: the anny body model (cached once per machine), its coarse reconstruction mesh, LBS;
 - ``pose``: named pose sliders and presets → bone transforms;
 - ``gom``: coupled multi-resolution Gaussians-on-Mesh (subdivision, Steiner frames, per-face params);
+- ``render``: Gaussian splatting (pure torch, differentiable; gsplat on CUDA when installed);
 - ``data``: ground-truth views of synthetic people (open3d ray casting, procedural clothes);
 - ``models``: the registered body templates (anny; SMPL-X when the user supplies it).
 """
