@@ -29,15 +29,33 @@ from .networks import encode_prompts
 
 
 @dataclass
+class TextKV:
+    """Prompt B's text K/V projections of some layers at every step of a run from a given noise.
+
+    ``pipe.record(...)`` makes one; ``pipe(..., patch_source=kv)`` replays it in any number of
+    patched runs from the same noise (the localization scan records every layer once).
+    """
+
+    prompts: list[str]
+    layers: frozenset[str]
+    num_inference_steps: int
+    guidance_scale: float
+    cache: dict
+    images: np.ndarray | list[PIL.Image.Image] | torch.Tensor | None = None
+
+
+@dataclass
 class TextEditOutput(BaseOutput):
     """``images``: prompt A's images (patched when asked), as ``output_type`` asks (np: B×H×W×3 in [0, 1]);
     ``source_images``: prompt B's plain images from the same noise (``None`` without patching);
-    ``latents``: A's final latents; ``patched_layers``: the names of the layers that were patched."""
+    ``latents``: A's final latents; ``patched_layers``: the names of the layers that were patched;
+    ``source``: B's recorded K/V (reusable through ``patch_source``)."""
 
     images: np.ndarray | list[PIL.Image.Image] | torch.Tensor
     source_images: np.ndarray | list[PIL.Image.Image] | torch.Tensor | None = None
     latents: torch.Tensor | None = None
     patched_layers: tuple[str, ...] = ()
+    source: TextKV | None = None
 
 
 def to_uint8(images: np.ndarray) -> np.ndarray:
@@ -92,12 +110,12 @@ class TextEditPipeline(DiffusionPipeline):
         return latents.to(self.unet.device, self.unet.dtype)
 
     @torch.no_grad()
-    def encode_prompt(self, prompts: list[str], guidance_scale: float) -> torch.Tensor:
-        """Text embeddings; with CFG the batch is [uncond…, cond…] (uncond = the empty prompt)."""
+    def encode_prompt(self, prompts: list[str], guidance_scale: float, negative_prompt: str = "") -> torch.Tensor:
+        """Text embeddings; with CFG the batch is [uncond…, cond…] (uncond = the negative prompt, default empty)."""
         cond = encode_prompts(self.tokenizer, self.text_encoder, prompts)
         if guidance_scale <= 1.0:
             return cond.to(self.unet.dtype)
-        unc = encode_prompts(self.tokenizer, self.text_encoder, [""] * len(prompts))
+        unc = encode_prompts(self.tokenizer, self.text_encoder, [negative_prompt] * len(prompts))
         return torch.cat([unc, cond]).to(self.unet.dtype)
 
     @torch.no_grad()
@@ -123,10 +141,16 @@ class TextEditPipeline(DiffusionPipeline):
         return self.image_processor.postprocess(img.float(), output_type=output_type)
 
     # --- the call --------------------------------------------------------------------------
-    def check_inputs(self, prompts: list[str], patch_prompts: list[str] | None, start: int, n: int,
-                     tensor_inputs) -> None:
+    def check_inputs(self, prompts: list[str], patch_prompts: list[str] | None, source: TextKV | None, start: int,
+                     n: int, guidance_scale: float, tensor_inputs) -> None:
         if patch_prompts is not None and len(patch_prompts) != len(prompts):
             raise ValueError(f"{len(patch_prompts)} patch prompts for {len(prompts)} prompts")
+        if source is not None:
+            if patch_prompts is not None:
+                raise ValueError("give either patch_prompt or patch_source, not both")
+            if (len(source.prompts), source.num_inference_steps, source.guidance_scale) != \
+                    (len(prompts), n, float(guidance_scale)):
+                raise ValueError("patch_source was recorded with another batch size, step count or guidance scale")
         if not 0 <= start <= n:
             raise ValueError(f"patch_start_step must be in [0, {n}], got {start}")
         bad = [k for k in tensor_inputs if k not in self._callback_tensor_inputs]
@@ -154,6 +178,30 @@ class TextEditPipeline(DiffusionPipeline):
         return latents
 
     @torch.no_grad()
+    def record(self, prompt: str | list[str], layers: Sequence[str | int] | None = None, num_inference_steps: int = 20,
+               guidance_scale: float = 5.0, latents: torch.Tensor | None = None, generator=None,
+               height: int | None = None, width: int | None = None, negative_prompt: str = "",
+               output_type: str = "np", callback_on_step_end=None,
+               callback_on_step_end_tensor_inputs: Sequence[str] = ("latents",)) -> TextKV:
+        """Generate ``prompt`` (B) recording the text K/V of ``layers`` (default: all) at every step."""
+        prompts = [prompt] if isinstance(prompt, str) else list(prompt)
+        chosen = self.resolve_layers(layers) if layers is not None else list(self.layers)
+        n = int(num_inference_steps)
+        h0, w0 = self.default_size
+        noise = self.prepare_latents(len(prompts), height or h0, width or w0, generator, latents)
+        c = self.controller
+        names = frozenset(layer.name for layer in chosen)
+        try:
+            c.reset(mode="record", layers=names)
+            embeds = self.encode_prompt(prompts, guidance_scale, negative_prompt)
+            out = self._denoise(noise, embeds, guidance_scale, n, callback_on_step_end,
+                                callback_on_step_end_tensor_inputs)
+            cache = c.cache
+        finally:
+            c.reset()
+        return TextKV(prompts, names, n, float(guidance_scale), cache, self.decode(out, output_type))
+
+    @torch.no_grad()
     def __call__(
         self,
         prompt: str | list[str],
@@ -167,6 +215,8 @@ class TextEditPipeline(DiffusionPipeline):
         latents: torch.Tensor | None = None,
         height: int | None = None,
         width: int | None = None,
+        negative_prompt: str = "",
+        patch_source: TextKV | None = None,
         output_type: str = "np",
         return_dict: bool = True,
         callback_on_step_end: Callable[[DiffusionPipeline, int, int, dict], dict] | PipelineCallback
@@ -178,12 +228,14 @@ class TextEditPipeline(DiffusionPipeline):
         Args:
             prompt: prompt A (a list for a batch).
             patch_prompt: prompt B (one per prompt A, or one for all); its K/V are recorded in a run
-                from the same noise.
+                from the same noise (or given as ``patch_source``, recorded earlier by ``record``
+                from the same noise, steps and guidance).
             patch_layers: layers by module name or execution index (``pipe.layers``); empty = no patching.
             patch_heads: ``{layer: head indices}`` to patch only those heads of a layer (others: all).
             patch_start_step: the first step index that is patched (the reference's
                 ``timestep_start_patching``; steps before it see A everywhere).
-            num_inference_steps, guidance_scale, generator, latents, height, width: as in diffusers.
+            num_inference_steps, guidance_scale, generator, latents, height, width, negative_prompt:
+                as in diffusers (the negative prompt is the unconditional branch of CFG).
             callback_on_step_end: ``fn(pipe, step_index, timestep, callback_kwargs) -> dict`` after every
                 step of every run; ``pipe.phase`` (``"record B"`` / ``"generate"``), ``pipe.phase_index``
                 and ``pipe.num_phases`` tell which run. A ``latents`` entry of the returned dict
@@ -197,28 +249,33 @@ class TextEditPipeline(DiffusionPipeline):
         if patch_prompt is not None:
             patch_prompts = [patch_prompt] * len(prompts) if isinstance(patch_prompt, str) else list(patch_prompt)
         n = int(num_inference_steps)
-        self.check_inputs(prompts, patch_prompts, int(patch_start_step), n, callback_on_step_end_tensor_inputs)
-        layers = self.resolve_layers(patch_layers) if patch_prompts is not None else []
+        self.check_inputs(prompts, patch_prompts, patch_source, int(patch_start_step), n, guidance_scale,
+                          callback_on_step_end_tensor_inputs)
+        patching = patch_prompts is not None or patch_source is not None
+        layers = self.resolve_layers(patch_layers) if patching else []
+        names = frozenset(layer.name for layer in layers)
+        if patch_source is not None and not names <= patch_source.layers:
+            missing = sorted(names - patch_source.layers)
+            raise ValueError(f"patch_source has no recording of {missing}")
         by_index = {str(layer.index): layer.name for layer in self.layers}
         heads = check_heads(layers, {by_index.get(str(k), str(k)): v for k, v in (patch_heads or {}).items()})
         self._interrupt = False
         h0, w0 = self.default_size
         noise = self.prepare_latents(len(prompts), height or h0, width or w0, generator, latents)
+        self.num_phases = 2 if names and patch_source is None else 1
+        source = patch_source
+        if names and source is None:
+            self.phase, self.phase_index = "record B", 0
+            source = self.record(patch_prompts, [layer.name for layer in layers], n, guidance_scale, noise,
+                                 negative_prompt=negative_prompt, output_type=output_type,
+                                 callback_on_step_end=callback_on_step_end,
+                                 callback_on_step_end_tensor_inputs=callback_on_step_end_tensor_inputs)
         c = self.controller
-        names = frozenset(layer.name for layer in layers)
-        source_images = None
-        self.num_phases = 2 if names else 1
         try:
-            if names:
-                self.phase, self.phase_index = "record B", 0
-                c.reset(mode="record", layers=names)
-                embeds_b = self.encode_prompt(patch_prompts, guidance_scale)
-                src = self._denoise(noise, embeds_b, guidance_scale, n, callback_on_step_end,
-                                    callback_on_step_end_tensor_inputs)
-                source_images = self.decode(src, output_type)
-                c.mode, c.heads, c.start_step = "patch", heads, int(patch_start_step)
             self.phase, self.phase_index = "generate", self.num_phases - 1
-            embeds = self.encode_prompt(prompts, guidance_scale)
+            if names:
+                c.reset(mode="patch", layers=names, heads=heads, start_step=int(patch_start_step), cache=source.cache)
+            embeds = self.encode_prompt(prompts, guidance_scale, negative_prompt)
             out = self._denoise(noise, embeds, guidance_scale, n, callback_on_step_end,
                                 callback_on_step_end_tensor_inputs)
             patched = tuple(layer.name for layer in layers if any(s[0] == layer.name for s in c.patched))
@@ -226,6 +283,8 @@ class TextEditPipeline(DiffusionPipeline):
             c.reset()
         images = self.decode(out, output_type)
         self.maybe_free_model_hooks()
+        source_images = source.images if source is not None and names else None
         if not return_dict:
             return images, source_images, out, patched
-        return TextEditOutput(images=images, source_images=source_images, latents=out, patched_layers=patched)
+        return TextEditOutput(images=images, source_images=source_images, latents=out, patched_layers=patched,
+                              source=source if names else None)

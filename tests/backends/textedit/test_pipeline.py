@@ -153,3 +153,26 @@ def test_components_are_the_registered_ones():
     pipe = TextEditPipeline(**comps)
     assert set(pipe.components) == {"vae", "text_encoder", "tokenizer", "unet", "scheduler"}
     assert len(pipe.layers) == 7 and not any(p.requires_grad for p in pipe.unet.parameters())
+
+
+def test_one_recording_serves_many_patched_runs(pipe):
+    noise = pipe.prepare_latents(1, 8, 32, torch.Generator().manual_seed(0))
+    kw = dict(num_inference_steps=2, guidance_scale=5.0, latents=noise)
+    kv = pipe.record(B, **kw)
+    assert kv.layers == frozenset(layer.name for layer in pipe.layers) and len(kv.cache) == 2 * len(pipe.layers)
+    for layer in (0, 5):
+        direct = pipe(A, patch_prompt=B, patch_layers=[layer], **kw)
+        reused = pipe(A, patch_source=kv, patch_layers=[layer], **kw)
+        assert np.array_equal(direct.images, reused.images)
+        assert np.array_equal(direct.source_images, kv.images)
+    with pytest.raises(ValueError, match="another batch size, step count or guidance"):
+        pipe(A, patch_source=kv, patch_layers=[0], **{**kw, "num_inference_steps": 3})
+    part = pipe.record(B, layers=[1], **kw)
+    with pytest.raises(ValueError, match="no recording of"):
+        pipe(A, patch_source=part, patch_layers=[2], **kw)
+
+
+def test_the_negative_prompt_is_the_unconditional_branch(pipe):
+    plain = pipe(**inputs()).images
+    assert np.array_equal(pipe(**inputs(negative_prompt="")).images, plain)
+    assert np.abs(pipe(**inputs(negative_prompt='a sign that says "cat"')).images - plain).max() > 1e-4
