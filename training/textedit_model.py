@@ -65,7 +65,9 @@ def phase_unet(args) -> dict:
     run = args.run_dir / "unet"
     run.mkdir(parents=True, exist_ok=True)
     data = cached_training_set(args.data_dir, args.n_train)
-    cache = run / f"latents_{len(data['images'])}.pt"
+    n = min(args.n_latents or args.n_train, args.n_train)
+    data = {k: v[:n] for k, v in data.items()}
+    cache = run / f"latents_{n}.pt"
     if cache.exists():
         latents = torch.load(cache)
     else:
@@ -148,6 +150,8 @@ def main(argv=None) -> None:
     p.add_argument("--hours", type=float, default=1.6, help="wall-time cap of the phase")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (tests)")
     p.add_argument("--n-train", type=int, default=30000, help="rendered training images")
+    p.add_argument("--n-latents", type=int, default=10000,
+                   help="the UNet trains on the first N images (encoding all of them costs minutes per 10k on a CPU)")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--batch-vae", type=int, default=16)
     p.add_argument("--lr", type=float, default=5e-4)
