@@ -4,6 +4,7 @@
 - ``pose``: named pose sliders and presets → bone transforms;
 - ``gom``: coupled multi-resolution Gaussians-on-Mesh (subdivision, Steiner frames, per-face params);
 - ``render``: Gaussian splatting (pure torch, differentiable; gsplat on CUDA when installed);
+- ``export``: Gaussians as 3DGS ``.ply`` (read back too) and ``.splat``, the files the vendored Spark viewer opens;
 - ``data``: ground-truth views of synthetic people (open3d ray casting, procedural clothes);
 - ``models``: the registered body templates (anny; SMPL-X when the user supplies it).
 """
