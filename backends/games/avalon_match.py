@@ -25,6 +25,7 @@ from .avalon_agents import RuleAgent
 from .avalon_dialogue import valid_guides
 from .avalon_games import heuristic_for
 from .avalon_search import SearchAgent
+from .llm import LLMError
 from .match_store import RESUME_KEY, MatchStore
 from .sandbox import SandboxError, check_source
 
@@ -165,6 +166,10 @@ def run_agents(match: AvalonMatch) -> None:
             log.warning("an Avalon strategy failed in its sandbox: %s", e)
             raise InputError("The agents' strategy failed in its sandbox, so this game cannot go on; start a new "
                              "game, or choose other agents. (The details are in the server's log.)") from None
+        except LLMError as e:  # an endpoint's error text may quote the agent's private prompt
+            log.warning("the LLM failed while an Avalon agent spoke: %s", e)
+            raise InputError("The language model failed while an agent was speaking (the details are in the "
+                             "server's log); check the LLM endpoint, or choose agents without LLM speech.") from None
         speaker = getattr(agent, "speaker", None)
         match.replaced_speeches += getattr(speaker, "replaced", 0)
         stats = getattr(agent, "last_stats", None)

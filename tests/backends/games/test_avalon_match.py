@@ -173,3 +173,21 @@ def test_leaking_llm_speech_is_withheld_and_counted(monkeypatch):
     assert speeches and set(speeches) == {NEUTRAL_LINE}
     assert m.replaced_speeches == len(speeches)
     assert AvalonMatch.from_json(m.to_json()).replaced_speeches == m.replaced_speeches
+
+
+def test_an_llm_endpoint_error_does_not_echo_the_agents_prompt(monkeypatch):
+    from backends.games import avalon_match
+    from backends.games.avalon_dialogue import LLMSpeaker
+    from backends.games.llm import LLMError
+
+    class Failing:
+        name = "failing"
+
+        def complete(self, messages, **kw):  # some servers quote the request they refuse
+            raise LLMError(f"The LLM endpoint answered 400: bad request {messages[1]['content'][:200]}")
+
+    monkeypatch.setattr(avalon_match, "_speaker", lambda guides=None: LLMSpeaker(Failing(), guides))
+    with pytest.raises(InputError) as err:
+        match = new_match(AvalonMatchRequest(5, "Merlin", True, seed=2, agents="search+llm"))
+        act(match, "speak", "Hello.")  # if the person speaks first, the agents speak right after
+    assert "language model failed" in str(err.value) and "role" not in str(err.value)
