@@ -1,9 +1,16 @@
 """Strategy Games tab (STRATEGIST): play GOPS against a search agent by clicking cards, and Avalon with
-agents in a chat."""
+agents in a chat.
+
+Hidden means hidden: a game lives on the server (``backends.games.match_store``); the session holds only
+its id, and what reaches the page, a download or an API result is the player's view until the game
+is over — then the full log (all roles, the agents' reasoning, the whole deck, the seed).
+"""
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 
 import gradio as gr
 
@@ -11,14 +18,45 @@ from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
-from backends.common.errors import Cancelled, InputError
+from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
 from backends.games import avalon_match as avalon
+from backends.games import gops_match as gops
 from backends.games import strategist
 from backends.games.avalon import ROLES
-from backends.games.gops_match import OPPONENTS, GopsMatch, GopsMatchRequest, new_match, play_card, resign
+from backends.games.gops_match import OPPONENTS, GopsMatch, GopsMatchRequest
 
 MAX_CARDS = 13
 HISTORY_HEADERS = ["round", "prize", "you", "agent", "won by"]
+LOG_LABEL = "Game log (JSON): your view while the game runs, the full log once it is over"
+RELOAD_LABEL = "Reload a finished game (its full log) or resume yours (your view's log)"
+log = logging.getLogger(__name__)
+
+
+def _seed(value) -> int | None:
+    """The seed field: empty or negative means a fresh random deal."""
+    return None if value in (None, "") or int(value) < 0 else int(value)
+
+
+def _quiet(fn):
+    """A game handler whose unexpected errors say what failed, never what it was holding (a role, a deck)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (InputError, ModelMissingError, ModelCorruptError, Cancelled, gr.Error):
+            raise
+        except Exception as e:
+            log.exception("a game handler failed")
+            raise InputError(f"The game failed unexpectedly ({e.__class__.__name__}); the details are in the "
+                             f"server's log. Start a new game.") from None
+    return wrapper
+
+
+def _write_log(kind: str, name_and_text: tuple[str, str]) -> str:
+    name, text = name_and_text
+    path = new_output_dir(kind) / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
 
 
 def _board(match: GopsMatch) -> str:
@@ -30,7 +68,7 @@ def _board(match: GopsMatch) -> str:
              + (f" · pot {s.pot:g} carried over" if s.pot else "")
              + f" · round {min(s.round + 1, s.config.num_cards)}/{s.config.num_cards}"]
     if match.result:
-        lines.append(f"**{match.result}**")
+        lines.append(f"**{match.result}** Seed **{match.request.seed}**: enter it to deal this game again.")
     return "  \n".join(lines)
 
 
@@ -42,20 +80,13 @@ def _history(match: GopsMatch) -> list[list]:
     return rows
 
 
-def _outputs(match: GopsMatch):
+def _outputs(match_id: str, match: GopsMatch):
     hand = set(match.state.hand(0)) if not match.over else set()
     cards = [gr.update(visible=k <= match.state.config.num_cards, interactive=k in hand,
                        variant="primary" if k in hand else "secondary") for k in range(1, MAX_CARDS + 1)]
-    log_path = new_output_dir("gops") / "gops_game.json"
-    log_path.write_text(json.dumps(json.loads(match.to_json()), indent=2))
     last = match.search[-1] if match.search else {}
-    return [match.to_json(), _board(match), _history(match), last, str(log_path), *cards]
-
-
-def _load(state_json: str | None) -> GopsMatch:
-    if not state_json:
-        raise InputError("Start a new game first.")
-    return GopsMatch.from_json(state_json)
+    return [match_id, _board(match), _history(match), last, _write_log("gops", gops.offered_log(match, match_id)),
+            *cards]
 
 
 TURN_TEXT = {"speak": "Your turn to speak: say something to the table.", "propose": "You lead: pick a team.",
@@ -75,12 +106,16 @@ def _chat(match) -> list[gr.ChatMessage]:
     return out
 
 
-def _avalon_outputs(match):
+def _avalon_outputs(match_id: str, match):
     turn = avalon.human_turn(match)
     view = match.game.view(match.human)
     n = match.game.n
     if match.over:
-        status = f"**Game over.** {match.game.winner.upper()} wins — {match.game.end_reason}."
+        status = (f"**Game over.** {match.game.winner.upper()} wins — {match.game.end_reason}. Seed **{match.seed}**: "
+                  f"enter it to deal this game again.")
+        if match.replaced_speeches:
+            status += (f" {match.replaced_speeches} agent speech(es) were replaced by a neutral line because they "
+                       f"gave away what the agent was told in private.")
     elif turn:
         extra = f" Team size {view['team_size']}." if turn == "propose" else (
             f" Team: {view['team']}." if turn in ("vote", "quest") else "")
@@ -92,11 +127,9 @@ def _avalon_outputs(match):
             f"quests: {quests} · leader: Player {view['leader']} · rejections this round: {view['rejections']}")
     if match.strategy:
         info += f" · agents' strategy: {match.strategy.get('name', '?')}"
-    log_path = new_output_dir("avalon") / "avalon_game.json"
-    log_path.write_text(match.to_json())
     good = view["side"] == "good"
     return [
-        match.to_json(), _chat(match), status, info, str(log_path),
+        match_id, _chat(match), status, info, _write_log("avalon", avalon.offered_log(match, match_id)),
         gr.update(visible=turn == "speak"),
         gr.update(visible=turn == "propose"),
         gr.update(choices=[(f"Player {i}" + (" (you)" if i == match.human else ""), str(i)) for i in range(n)], value=[]),
@@ -116,7 +149,7 @@ def build(demo: gr.Blocks) -> None:
     )
     run_dir = gr.State(None)  # the Improve tab's run: its best strategy plays in GOPS and Avalon
     with gr.Tab("GOPS"):
-        match_state = gr.State(None)
+        match_state = gr.State(None)  # the id of the session's game; the game itself stays on the server
         with gr.Row():
             cards_n = gr.Slider(3, MAX_CARDS, value=6, step=1, label="Cards per suit (13 = standard)",
                                 elem_id="gops-cards")
@@ -129,7 +162,7 @@ def build(demo: gr.Blocks) -> None:
                                         "= MCTS with the best strategy of your Improve run (else the shipped run's)")
             sims = gr.Slider(100, 200_000, value=20_000, step=100, label="MCTS simulations per move",
                              info="≈1 M/s with the compiled heuristic; ≈50 k/s with an LLM-written one (sandboxed)")
-            seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="gops-seed")
             new_btn = gr.Button("New game", variant="primary", elem_id="gops-new")
             resign_btn = gr.Button("Resign", variant="stop", elem_id="gops-resign")
         board = gr.Markdown("Press **New game**.", elem_id="gops-board")
@@ -140,7 +173,9 @@ def build(demo: gr.Blocks) -> None:
         with gr.Row():
             history = gr.Dataframe(headers=HISTORY_HEADERS, label="Rounds", interactive=False, elem_id="gops-history")
             stats = gr.JSON(label="Agent's search for its last bid", elem_id="gops-stats")
-        log_file = gr.File(label="Game log (JSON)", elem_id="gops-log")
+        with gr.Row():
+            log_file = gr.File(label=LOG_LABEL, elem_id="gops-log")
+            gops_upload = gr.File(label=RELOAD_LABEL, file_types=[".json"], type="filepath", elem_id="gops-upload")
 
     with gr.Tab("Avalon"):
         gr.Markdown("Play *The Resistance: Avalon* with agents in the other seats: search agents that weigh every "
@@ -148,12 +183,12 @@ def build(demo: gr.Blocks) -> None:
                     "through an LLM), the same with a STRATEGIST strategy's value heuristic (and dialogue guides), "
                     "or AvalonBench-style rule agents. Speak, propose, vote, go on quests — the "
                     "table's discussion is the chat; the agents' private reasoning appears after the game.")
-        av_state = gr.State(None)
+        av_state = gr.State(None)  # the id of the session's game; the game itself stays on the server
         with gr.Row():
             av_players = gr.Slider(5, 10, value=5, step=1, label="Players")
             av_role = gr.Dropdown(["random", *ROLES], value="Servant", label="Your role")
             av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
-            av_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            av_seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="avalon-seed")
             av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
         with gr.Row():
             av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule"),
@@ -185,30 +220,26 @@ def build(demo: gr.Blocks) -> None:
             target = gr.Dropdown([], label="Who is Merlin?", elem_id="avalon-target")
             kill_btn = gr.Button("Assassinate", variant="stop", elem_id="avalon-kill")
         with gr.Row():
-            av_log = gr.File(label="Game log (JSON)", elem_id="avalon-log")
-            av_upload = gr.File(label="Reload a game from its log", file_types=[".json"], type="filepath")
+            av_log = gr.File(label=LOG_LABEL, elem_id="avalon-log")
+            av_upload = gr.File(label=RELOAD_LABEL, file_types=[".json"], type="filepath", elem_id="avalon-upload")
 
     av_outputs = [av_state, chat, av_status, av_info, av_log, speak_box, propose_box, team_pick, vote_box, quest_box,
                   fail_btn, assassin_box, target]
 
-    def _av_load(state_json):
-        if not state_json:
-            raise InputError("Start a new game first.")
-        return avalon.AvalonMatch.from_json(state_json)
-
     @user_errors
+    @_quiet
     def av_on_new(players, role, discussion, seed_v, agents_v, improve_dir):
         strategy = None
         if agents_v.startswith("strategist"):
             best = strategist.best_strategy("avalon", improve_dir)
             strategy = {"name": strategist.describe_origin(best), "source": best.source, "guide": best.guide}
-        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), int(seed_v or 0), agents_v, strategy)
-        return _avalon_outputs(avalon.new_match(req))
+        req = avalon.AvalonMatchRequest(int(players), role, bool(discussion), _seed(seed_v), agents_v, strategy)
+        return _avalon_outputs(*avalon.start(req))
 
     def av_action(kind):
         @user_errors
-        def handler(state_json, value=None):
-            match = _av_load(state_json)
+        @_quiet
+        def handler(match_id, value=None):
             if kind == "propose":
                 value = [int(v) for v in (value or [])]
             elif kind == "assassinate":
@@ -217,15 +248,16 @@ def build(demo: gr.Blocks) -> None:
                 value = int(value)
             elif kind == "speak" and not str(value or "").strip():
                 raise InputError("Type something to say (or 'pass').")
-            return _avalon_outputs(avalon.act(match, kind, value))
+            return _avalon_outputs(match_id, avalon.play(match_id, kind, value))
         return handler
 
     @user_errors
+    @_quiet
     def av_on_upload(path):
         if not path:
             return [gr.update()] * len(av_outputs)
         with open(path, encoding="utf-8") as f:
-            return _avalon_outputs(avalon.AvalonMatch.from_json(f.read()))
+            return _avalon_outputs(*avalon.reload(f.read()))
 
     av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed, av_agents, run_dir], outputs=av_outputs,
                  api_name="avalon_new")
@@ -390,21 +422,32 @@ def build(demo: gr.Blocks) -> None:
     outputs = [match_state, board, history, stats, log_file, *card_buttons]
 
     @user_errors
+    @_quiet
     def on_new(n, tie, prize_order, opp, simulations, seed_v, improve_dir):
         source, name = None, ""
         if opp == "strategist":
             best = strategist.best_strategy("gops", improve_dir)
             source, name = best.source, strategist.describe_origin(best)
-        req = GopsMatchRequest(int(n), tie, prize_order, opp, int(simulations), int(seed_v or 0), source, name)
-        return _outputs(new_match(req))
+        req = GopsMatchRequest(int(n), tie, prize_order, opp, int(simulations), _seed(seed_v), source, name)
+        return _outputs(*gops.start(req))
 
     @user_errors
-    def on_card(state_json, label):
-        return _outputs(play_card(_load(state_json), int(label)))
+    @_quiet
+    def on_card(match_id, label):
+        return _outputs(match_id, gops.play(match_id, int(label)))
 
     @user_errors
-    def on_resign(state_json):
-        return _outputs(resign(_load(state_json)))
+    @_quiet
+    def on_resign(match_id):
+        return _outputs(match_id, gops.resign_match(match_id))
+
+    @user_errors
+    @_quiet
+    def on_gops_upload(path):
+        if not path:
+            return [gr.update()] * len(outputs)
+        with open(path, encoding="utf-8") as f:
+            return _outputs(*gops.reload(f.read()))
 
     new_btn.click(on_new, inputs=[cards_n, tie_rule, order, opponent, sims, seed, run_dir], outputs=outputs,
                   api_name="gops_new")
@@ -412,6 +455,7 @@ def build(demo: gr.Blocks) -> None:
         btn.click(on_card, inputs=[match_state, btn], outputs=outputs,
                   api_name="gops_play" if k == 1 else None, api_visibility="public" if k == 1 else "private")
     resign_btn.click(on_resign, inputs=match_state, outputs=outputs, api_name="gops_resign")
+    gops_upload.upload(on_gops_upload, inputs=gops_upload, outputs=outputs, api_name="gops_reload")
 
 
 TAB = TabSpec(name="games", title="Strategy Games", build=build)

@@ -24,9 +24,10 @@ def test_new_game_play_and_resign_through_the_api(session):
     assert history["data"][0][:4] == [1, 5, 5, 5]  # greedy bid the prize: a tie, discarded
     assert stats["chosen"] == 5 and "Prize: **4**" in board
     game = json.loads(Path(log).read_text())
-    assert game["game"]["bids"] == [[5, 5]]
-    board, *_ = session.predict(api_name="/gops_resign")
-    assert "resigned" in board
+    assert Path(log).name == "gops_your_view.json" and game["bids"] == [[5, 5]] and "seed" not in game
+    board, history, stats, log, *_ = session.predict(api_name="/gops_resign")
+    assert "resigned" in board and "Seed **0**" in board  # the seed is told once the game is over
+    assert Path(log).name == "gops_game.json" and json.loads(Path(log).read_text())["request"]["seed"] == 0
 
 
 def test_play_against_the_shipped_strategist_strategy(session):
@@ -140,3 +141,195 @@ def test_strategist_agents_speak_through_the_endpoint_by_the_strategys_guides(se
         chat, status, info, *_ = session.predict("I am loyal.", api_name="/avalon_say")
     assert systems and all(any(g in s for g in DEFAULT_GUIDES.values()) for s in systems)
     assert "I suspect player 2" in json.dumps(chat)
+
+
+# --- hidden means hidden: what a player may see through the API while a game runs ---------------------
+
+def _public(outputs) -> list:
+    """An endpoint's outputs as the client got them, with each offered file replaced by its text."""
+    out = []
+    for value in outputs:
+        if isinstance(value, str) and Path(value).is_file():
+            out.append({"file": Path(value).name, "text": Path(value).read_text(), "path": value})
+        else:
+            out.append(value)
+    return out
+
+
+def _without_resume_id(outputs: list) -> str:
+    """The outputs as text, leaving out what differs between two sessions by design: the match's id
+    and where the client saved the file."""
+    return json.dumps([o if not isinstance(o, dict) or "file" not in o else
+                       {"file": o["file"], "text": {k: v for k, v in json.loads(o["text"]).items() if k != "resume"}}
+                       for o in outputs])
+
+
+def _seeds_sharing_the_first_prizes(n: int = 6, shown: int = 3) -> tuple[int, int]:
+    """Two seeds whose prize decks agree on the first ``shown`` prizes and differ after them."""
+    from backends.games.gops import GopsConfig
+
+    first: dict[tuple, tuple[int, tuple]] = {}
+    for seed in range(10_000):
+        deck = GopsConfig(n).prize_deck(seed)
+        other = first.setdefault(deck[:shown], (seed, deck))
+        if other[1][shown:] != deck[shown:]:
+            return other[0], seed
+    raise AssertionError("no two such seeds")
+
+
+def test_gops_outputs_and_files_do_not_depend_on_the_prizes_still_hidden(live_app):
+    """Two games whose decks agree on the revealed prizes and differ after them: every output of the
+    first two rounds is the same, file included — so none of them carries the unrevealed order."""
+    seeds = _seeds_sharing_the_first_prizes()
+    seen = []
+    for seed in seeds:
+        c = Client(live_app[1], verbose=False)
+        moves = [_public(c.predict(6, "discard", "random", "greedy", 100, seed, api_name="/gops_new"))]
+        for card in ("6", "1"):
+            moves.append(_public(c.predict(card, api_name="/gops_play")))
+        c.close()
+        view = next(o for o in moves[-1] if isinstance(o, dict) and "file" in o)
+        assert view["file"] == "gops_your_view.json"
+        data = json.loads(view["text"])
+        assert len(data["prizes_revealed"]) == 3 and data["game"] == "gops"
+        assert not {"seed", "prizes", "request", "state"} & set(data)
+        seen.append(_without_resume_id([o for m in moves for o in m]))
+    assert seen[0] == seen[1]
+
+
+def test_gops_full_log_after_the_game_reloads_it_and_a_view_log_resumes_it(live_app, session):
+    from gradio_client import handle_file
+
+    session.predict(4, "discard", "random", "greedy", 100, -1, api_name="/gops_new")
+    board, history, stats, view_log, *_ = session.predict("1", api_name="/gops_play")
+    other = Client(live_app[1], verbose=False)  # another session (a reloaded page) resumes from the view's log
+    resumed = other.predict(handle_file(view_log), api_name="/gops_reload")
+    assert resumed[0] == board and resumed[1] == history
+    other.predict("2", api_name="/gops_play")
+    other.close()
+    board, *_ = session.predict("3", api_name="/gops_play")  # the same game, held on the server
+    assert "round 4/4" in board
+    board, history, stats, full_log, *_ = session.predict("4", api_name="/gops_play")
+    full = json.loads(Path(full_log).read_text())
+    assert Path(full_log).name == "gops_game.json" and len(full["game"]["prizes"]) == 4
+    assert f"Seed **{full['request']['seed']}**" in board
+    again = session.predict(handle_file(full_log), api_name="/gops_reload")
+    assert again[0] == board and again[1] == history and again[2] == stats  # the finished game, exactly
+    unfinished = {**full, "game": {**full["game"], "bids": full["game"]["bids"][:2]}}
+    path = Path(full_log).with_name("unfinished.json")
+    path.write_text(json.dumps(unfinished))
+    with pytest.raises(Exception, match="game in progress"):
+        session.predict(handle_file(str(path)), api_name="/gops_reload")
+
+
+def test_every_new_game_deals_afresh(session):
+    seeds = set()
+    for _ in range(3):
+        session.predict(13, "discard", "random", "random", 100, -1, api_name="/gops_new")
+        board, *_ = session.predict(api_name="/gops_resign")
+        seeds.add(board.split("Seed **")[1].split("**")[0])
+    assert len(seeds) == 3
+
+
+HIDDEN_ROLES = ("Merlin", "Assassin", "Minion", "Percival", "Morgana", "Mordred", "Oberon")
+
+
+def _avalon_move(session, status: str, said: int):
+    if "to speak" in status:
+        return session.predict(f"I am loyal ({said}).", api_name="/avalon_say")
+    if "pick a team" in status:
+        size = int(status.split("Team size ")[1].split(".")[0])
+        return session.predict([str(i) for i in range(size)], api_name="/avalon_propose")
+    if "Vote on" in status:
+        return session.predict(api_name="/avalon_approve")
+    if "play a card" in status:
+        return session.predict(api_name="/avalon_success")
+    raise AssertionError(f"no move for {status!r}")
+
+
+def _leaks_mid_game(outputs: list, me: int) -> list[str]:
+    """What a Loyal Servant may not know, found in the outputs of a game in progress."""
+    found = [] if any(isinstance(o, dict) and "file" in o for o in outputs) else ["no log offered to check"]
+    for o in outputs:
+        if isinstance(o, dict) and "file" in o:
+            assert o["file"] == "avalon_your_view.json", o["file"]
+            data = json.loads(o["text"])
+            found += [f"file key {k}" for k in ("seed", "log", "reasoning", "roles", "strategy_source") if k in data]
+            for e in data["events"]:
+                if e["type"] == "role" and e["player"] != me or e["type"] == "quest_card" and e["player"] != me:
+                    found.append(f"event {e}")
+                if e["type"] == "game_end":
+                    found.append("the end of the game")
+                e = {k: v for k, v in e.items() if k != "roles_in_game"}  # the public list of roles in play
+                found += [f"{r} in {e}" for r in HIDDEN_ROLES if r in json.dumps(e)]
+        else:
+            text = json.dumps(o).replace("roles in play: Assassin, Merlin, Minion, Servant, Servant", "")
+            found += [f"{r} in {text[:300]}" for r in HIDDEN_ROLES if r in text]
+            found += [w for w in ("private reasoning", "sampled worlds", "P(Merlin)", "Seed") if w in text]
+    return found
+
+
+def test_avalon_as_a_loyal_servant_sees_only_their_information_set(live_app, session):
+    """Every output and offered file of a whole game, checked move by move: no other seat's role, no
+    seat's quest card, no reasoning, no seed until the game is over; then the full log, which reloads
+    the game exactly. Midway, another session (a reloaded page) resumes the game from the view's log."""
+    from gradio_client import handle_file
+
+    outputs = _public(session.predict(5, "Servant", True, 5, "search", api_name="/avalon_new"))
+    me = int(outputs[2].split("**Player ")[1].split("**")[0])
+    moves = 0
+    while "Game over" not in outputs[1]:
+        assert not _leaks_mid_game(outputs, me), _leaks_mid_game(outputs, me)
+        if moves == 3:
+            view = next(o for o in outputs if isinstance(o, dict) and "file" in o)
+            other = Client(live_app[1], verbose=False)
+            resumed = _public(other.predict(handle_file(view["path"]), api_name="/avalon_reload"))
+            other.close()
+            assert resumed[:3] == outputs[:3]  # the same chat, status and info line
+        outputs = _public(_avalon_move(session, outputs[1], moves))
+        moves += 1
+        assert moves < 80
+    assert moves >= 5
+    full = next(o for o in outputs if isinstance(o, dict) and "file" in o)
+    assert full["file"] == "avalon_game.json"
+    data = json.loads(full["text"])
+    roles = json.loads(data["log"].splitlines()[0])["roles"]
+    assert roles[me] == "Servant" and data["reasoning"] and f"Seed **{data['seed']}**" in outputs[1]
+    assert "private reasoning" in json.dumps(outputs[0])  # now the agents' reasoning is in the chat
+    again = _public(session.predict(handle_file(full["path"]), api_name="/avalon_reload"))
+    assert again[:3] == outputs[:3]  # the finished game, exactly
+
+
+def test_avalon_logs_that_cannot_be_trusted_are_refused(session, tmp_path):
+    from gradio_client import handle_file
+
+    session.predict(5, "Servant", False, -1, "rule", api_name="/avalon_new")
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps({"game": "avalon", "resume": "not-a-real-game", "events": []}))
+    with pytest.raises(Exception, match="no longer on the server"):
+        session.predict(handle_file(str(forged)), api_name="/avalon_reload")
+    from backends.games.avalon_match import AvalonMatchRequest, new_match
+
+    written = tmp_path / "written.json"  # a full log of a game in progress, written by hand
+    written.write_text(new_match(AvalonMatchRequest(5, "Servant", False, 1, "rule")).to_json())
+    with pytest.raises(Exception, match="game in progress"):
+        session.predict(handle_file(str(written)), api_name="/avalon_reload")
+
+
+def test_agents_that_recite_their_prompt_are_silenced(session, monkeypatch, scripted_endpoint):
+    """An LLM double that answers with the agent's prompt ("You are player 1 of 5, role Minion (evil).
+    You see: ..."): none of it reaches the chat."""
+    from backends.common.settings import reset_settings
+    from backends.games.avalon_dialogue import NEUTRAL_LINE
+
+    monkeypatch.setenv("ICLR25_LLM_BASE_URL", scripted_endpoint(lambda body: body["messages"][1]["content"]))
+    monkeypatch.setenv("ICLR25_LLM_MODEL", "echo-double")
+    reset_settings()
+    outputs = _public(session.predict(5, "Servant", True, 7, "search+llm", api_name="/avalon_new"))
+    me = int(outputs[2].split("**Player ")[1].split("**")[0])
+    for moves in range(3):
+        assert not _leaks_mid_game(outputs, me), _leaks_mid_game(outputs, me)
+        outputs = _public(_avalon_move(session, outputs[1], moves))
+    texts = [part["text"] for m in outputs[0] for part in m["content"]]
+    speeches = [t.split(":** ", 1)[1] for t in texts if t.startswith("**Player ") and "(you)" not in t]
+    assert len(speeches) >= 4 and set(speeches) == {NEUTRAL_LINE}
