@@ -102,12 +102,14 @@ def render_torch(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, w
     acc = torch.zeros(n_pix, dtype=dtype, device=device)
     dep = torch.zeros(n_pix, dtype=dtype, device=device)
     if len(keep):
-        m2, cn, r = mean2d[keep], conic[keep], radius[keep].detach()
+        m2, r = mean2d[keep], radius[keep].detach()
         x0 = (m2[:, 0].detach() - r).floor().clamp(0, width - 1).long()
         x1 = (m2[:, 0].detach() + r).floor().clamp(0, width - 1).long()
         y0 = (m2[:, 1].detach() - r).floor().clamp(0, height - 1).long()
         y1 = (m2[:, 1].detach() + r).floor().clamp(0, height - 1).long()
         cols = x1 - x0 + 1
+        # per-Gaussian tables, gathered once per pair with index_select (much faster than many gathers)
+        floats = torch.cat([m2, conic[keep], opac[keep, None], depth[keep, None], colors[keep]], 1)
         total = int(((y1 - y0 + 1) * cols).sum())
         bands = max(1, math.ceil(total / MAX_PAIRS))
         rows_per_band = math.ceil(height / bands)
@@ -117,8 +119,7 @@ def render_torch(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, w
             inside = torch.nonzero(by1 >= by0)[:, 0]
             if len(inside) == 0:
                 continue
-            _composite(inside, x0, by0, by1, cols, m2, cn, opac[keep], colors[keep], depth[keep],
-                       width, rgb, acc, dep)
+            _composite(inside, x0, by0, by1, cols, floats, width, rgb, acc, dep)
     rgb = rgb.reshape(height, width, channels)
     acc = acc.reshape(height, width)
     depth_img = torch.where(acc > 0, dep.reshape(height, width) / acc.clamp(min=1e-12), torch.zeros_like(acc))
@@ -127,38 +128,46 @@ def render_torch(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, w
     return Render(rgb, acc, depth_img)
 
 
-def _composite(ids, x0, y0, y1, cols, mean2d, conic, opac, colors, depth, width, rgb, acc, dep):
-    """Accumulate the Gaussians ``ids`` (sorted front to back) over the rows y0..y1 of their boxes."""
+def _composite(ids, x0, y0, y1, cols, floats, width, rgb, acc, dep):
+    """Accumulate the Gaussians ``ids`` (sorted front to back) over the rows y0..y1 of their boxes.
+
+    ``floats`` holds per Gaussian: mean x, y; conic a, b, c; opacity; depth; colour channels.
+    """
     counts = (y1[ids] - y0[ids] + 1) * cols[ids]
     g = torch.repeat_interleave(ids, counts)  # Gaussian of each pair, in depth order
     start = torch.cumsum(counts, 0) - counts
     local = torch.arange(len(g), device=g.device) - torch.repeat_interleave(start, counts)
-    px = x0[g] + local % cols[g]
-    py = y0[g] + local // cols[g]
-    dx = px.to(mean2d.dtype) + 0.5 - mean2d[g, 0]
-    dy = py.to(mean2d.dtype) + 0.5 - mean2d[g, 1]
-    cn = conic[g]
-    power = -0.5 * (cn[:, 0] * dx * dx + cn[:, 2] * dy * dy) - cn[:, 1] * dx * dy
-    alpha = (opac[g] * torch.exp(power)).clamp(max=ALPHA_MAX)
-    live = (power <= 0) & (alpha >= ALPHA_MIN)
-    g, alpha, pix = g[live], alpha[live], (py * width + px)[live]
-    if len(g) == 0:
+    ints = torch.stack([x0, y0, cols], 1).index_select(0, g)
+    c = ints[:, 2]
+    px = ints[:, 0] + local % c
+    py = ints[:, 1] + local // c
+    f = floats.index_select(0, g)
+    dx = px.to(f.dtype) + 0.5 - f[:, 0]
+    dy = py.to(f.dtype) + 0.5 - f[:, 1]
+    power = -0.5 * (f[:, 2] * dx * dx + f[:, 4] * dy * dy) - f[:, 3] * dx * dy
+    alpha = (f[:, 5] * torch.exp(power)).clamp(max=ALPHA_MAX)
+    live = torch.nonzero((power <= 0) & (alpha >= ALPHA_MIN))[:, 0]
+    if len(live) == 0:
         return
+    pix = (py * width + px).index_select(0, live)
     order = torch.argsort(pix, stable=True)  # by pixel, keeping the depth order inside each pixel
-    g, alpha, pix = g[order], alpha[order], pix[order]
+    pick = live.index_select(0, order)
+    pix = pix.index_select(0, order)
+    alpha = alpha.index_select(0, pick)
+    f = f.index_select(0, pick)
     log_t = torch.log1p(-alpha).double()
     csum = torch.cumsum(log_t, 0)
     seg_start = torch.ones_like(pix, dtype=torch.bool)
     seg_start[1:] = pix[1:] != pix[:-1]
     first = torch.cummax(torch.where(seg_start, torch.arange(len(pix), device=pix.device), 0), 0).values
-    before = csum[first] - log_t[first]  # log-transmittance accumulated before each pixel's first pair
+    before = csum.index_select(0, first) - log_t.index_select(0, first)  # log T before each pixel's first pair
     excl = (csum - log_t - before).to(alpha.dtype)  # log T in front of each pair, within its pixel
     trans = torch.exp(excl)  # bands share no pixel, so this is the pixel's whole transmittance
     ok = trans * (1 - alpha) >= T_MIN  # the pair that would drop T under 1e-4, and all after it, are skipped
     weight = torch.where(ok, alpha * trans, torch.zeros_like(alpha))
-    rgb.index_add_(0, pix, weight[:, None] * colors[g])
+    rgb.index_add_(0, pix, weight[:, None] * f[:, 7:])
     acc.index_add_(0, pix, weight)
-    dep.index_add_(0, pix, weight * depth[g])
+    dep.index_add_(0, pix, weight * f[:, 6])
 
 
 def render_gsplat(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, width: int, height: int,
