@@ -102,3 +102,65 @@ def sd3_inputs(seed: int = 0, text_seed: int = 1):
     return dict(hidden_states=torch.randn(2, 4, 8, 8, generator=g), timestep=torch.tensor([500, 500]),
                 encoder_hidden_states=torch.randn(2, 6, 8, generator=t),
                 pooled_projections=torch.randn(2, 8, generator=g))
+
+
+def _clip_config(tok, **kw):
+    from transformers import CLIPTextConfig
+
+    return CLIPTextConfig(vocab_size=len(tok), hidden_size=4, intermediate_size=8, num_hidden_layers=2,
+                          num_attention_heads=2, max_position_embeddings=32, pad_token_id=0, bos_token_id=2,
+                          eos_token_id=3, **kw)
+
+
+def _tiny_vae(**kw):
+    from diffusers import AutoencoderKL
+
+    return AutoencoderKL(block_out_channels=(4, 8), down_block_types=("DownEncoderBlock2D",) * 2,
+                         up_block_types=("UpDecoderBlock2D",) * 2, latent_channels=4, norm_num_groups=2,
+                         sample_size=16, **kw)
+
+
+def sdxl_pipeline():
+    """diffusers' ``StableDiffusionXLPipeline`` of tiny random components (the char tokenizer stands in for CLIP's)."""
+    from diffusers import DDIMScheduler, StableDiffusionXLPipeline
+    from transformers import CLIPTextModel, CLIPTextModelWithProjection
+
+    from backends.textedit import networks as N
+
+    tok = N.build_tokenizer()
+    torch.manual_seed(0)
+    te, te2 = CLIPTextModel(_clip_config(tok)), CLIPTextModelWithProjection(_clip_config(tok, projection_dim=8))
+    return StableDiffusionXLPipeline(vae=_tiny_vae(), text_encoder=te, text_encoder_2=te2, tokenizer=tok,
+                                     tokenizer_2=tok, unet=sdxl_unet(), scheduler=DDIMScheduler(),
+                                     force_zeros_for_empty_prompt=False)
+
+
+def sd3_pipeline():
+    """diffusers' ``StableDiffusion3Pipeline`` of tiny random components (no T5: its embeddings are zeros)."""
+    from diffusers import FlowMatchEulerDiscreteScheduler, StableDiffusion3Pipeline
+    from transformers import CLIPTextModelWithProjection
+
+    from backends.textedit import networks as N
+
+    tok = N.build_tokenizer()
+    torch.manual_seed(0)
+    te, te2 = (CLIPTextModelWithProjection(_clip_config(tok, projection_dim=4)) for _ in range(2))
+    return StableDiffusion3Pipeline(transformer=sd3_transformer(), scheduler=FlowMatchEulerDiscreteScheduler(),
+                                    vae=_tiny_vae(shift_factor=0.0609, scaling_factor=1.5035), text_encoder=te,
+                                    tokenizer=tok, text_encoder_2=te2, tokenizer_2=tok, text_encoder_3=None,
+                                    tokenizer_3=None)
+
+
+def if_pipeline():
+    """diffusers' ``IFPipeline`` (stage I) of tiny random components (a tiny T5 encoder)."""
+    from diffusers import DDPMScheduler, IFPipeline
+    from transformers import T5Config, T5EncoderModel
+
+    from backends.textedit import networks as N
+
+    tok = N.build_tokenizer()
+    torch.manual_seed(0)
+    t5 = T5EncoderModel(T5Config(vocab_size=len(tok), d_model=8, d_kv=4, d_ff=16, num_layers=1, num_heads=2,
+                                 pad_token_id=0, eos_token_id=3)).eval()
+    return IFPipeline(tokenizer=tok, text_encoder=t5, unet=if_unet(), scheduler=DDPMScheduler(), safety_checker=None,
+                      feature_extractor=None, watermarker=None, requires_safety_checker=False)
