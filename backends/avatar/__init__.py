@@ -6,5 +6,6 @@
 - ``render``: Gaussian splatting (pure torch, differentiable; gsplat on CUDA when installed);
 - ``export``: Gaussians as 3DGS ``.ply`` (read back too) and ``.splat``, the files the vendored Spark viewer opens;
 - ``data``: ground-truth views of synthetic people (open3d ray casting, procedural clothes);
+- ``smplx``: SMPL-X read from the user's own model file, posed with the same sliders;
 - ``models``: the registered body templates (anny; SMPL-X when the user supplies it).
 """

@@ -127,24 +127,28 @@ def bone_transforms(rest: RestBody, deltas: dict[str, torch.Tensor] | None = Non
     """J×4×4 skinning transforms (rest → posed, world frame) by forward kinematics over anny's skeleton.
 
     ``deltas`` maps a bone label to a 3×3 rotation about world-aligned axes at the bone's rest head,
-    applied on top of its parent's motion: T_c = T_parent · [G_c about h_c]. ``root`` (4×4) moves the
-    whole body afterwards (global yaw, translation). No deltas and no root give identity transforms.
+    applied on top of its parent's motion. ``root`` (4×4) moves the whole body afterwards (global yaw,
+    translation). No deltas and no root give identity transforms.
     """
     model = body_model()
-    labels = list(model.bone_labels)
+    return forward_kinematics(rest.bone_heads, list(model.bone_parents), list(model.bone_labels), deltas, root)
+
+
+def forward_kinematics(heads: torch.Tensor, parents: list[int], labels: list[str],
+                       deltas: dict[str, torch.Tensor] | None = None, root: torch.Tensor | None = None) -> torch.Tensor:
+    """T_c = T_parent · [G_c about h_c] for every bone (float64 J×4×4), then ``root`` · T."""
     local = torch.eye(4, dtype=torch.float64).repeat(len(labels), 1, 1)
-    heads = rest.bone_heads.to(torch.float64)
+    heads = torch.as_tensor(heads).to(torch.float64)
     for label, rot in (deltas or {}).items():
         if label not in labels:
-            raise InputError(f"anny has no bone named {label!r}.")
+            raise InputError(f"The skeleton has no bone named {label!r}.")
         j = labels.index(label)
         g = torch.as_tensor(rot, dtype=torch.float64)
         local[j, :3, :3] = g
         local[j, :3, 3] = heads[j] - g @ heads[j]
     out = [None] * len(labels)
-    for j in _topological_order(model.bone_parents):
-        parent = model.bone_parents[j]
-        out[j] = local[j] if parent < 0 else out[parent] @ local[j]
+    for j in _topological_order(parents):
+        out[j] = local[j] if parents[j] < 0 else out[parents[j]] @ local[j]
     transforms = torch.stack(out)
     if root is not None:
         transforms = torch.as_tensor(root, dtype=torch.float64) @ transforms
@@ -211,9 +215,9 @@ class CoarseTemplate:
         w = torch.from_numpy(self.weights).to(full_vertices.dtype)
         return (full_vertices[..., idx, :] * w[..., None]).sum(-2)
 
-    def lbs_weights(self) -> torch.Tensor:
-        """V×J skinning weights: the same blends of anny's weights (rows still sum to 1)."""
-        dense = dense_weights()
+    def lbs_weights(self, dense: torch.Tensor | None = None) -> torch.Tensor:
+        """V×J skinning weights: the same blends of the full mesh's dense weights (anny's by default)."""
+        dense = dense_weights() if dense is None else torch.as_tensor(dense, dtype=torch.float64)
         return (dense[torch.from_numpy(self.indices)] * torch.from_numpy(self.weights)[..., None]).sum(1)
 
 
@@ -248,16 +252,19 @@ def anny_cache_dir_loaded() -> Path:
 
 
 def _build_coarse(n_faces: int) -> CoarseTemplate:
-    """Quadric decimation of anny's main body component, each new vertex snapped to anny's surface."""
+    return decimate(rest_body().vertices.numpy(), faces(), n_faces)
+
+
+def decimate(v: np.ndarray, f: np.ndarray, n_faces: int) -> CoarseTemplate:
+    """Quadric decimation of a mesh's largest component, each new vertex snapped to the full surface."""
     import open3d as o3d
     import open3d.core as o3c
 
-    rest = rest_body()
-    v = rest.vertices.numpy()
-    f = faces()
+    v = np.asarray(v, dtype=np.float64)
+    f = np.asarray(f, dtype=np.int64)
     mesh = o3d.geometry.TriangleMesh(o3d.utility.Vector3dVector(v), o3d.utility.Vector3iVector(f))
     clusters, counts, _ = mesh.cluster_connected_triangles()
-    body = np.asarray(clusters) == int(np.argmax(np.asarray(counts)))  # drop the eyes and the mouth parts
+    body = np.asarray(clusters) == int(np.argmax(np.asarray(counts)))  # e.g. drop anny's eyes and mouth parts
     mesh.remove_triangles_by_mask(~body)
     mesh.remove_unreferenced_vertices()
     coarse = mesh.simplify_quadric_decimation(n_faces)

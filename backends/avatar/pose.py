@@ -8,6 +8,7 @@ for every phenotype. The body faces -y with z up; left is +x.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -133,13 +134,15 @@ def _angle(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def pose_deltas(rest: RestBody, pose: Pose) -> dict[str, np.ndarray]:
-    """Per-bone rotations (world-aligned, about each bone's head) that put ``rest`` into ``pose``."""
+    """Per-bone rotations (world-aligned, about each bone's head) that put anny's ``rest`` into ``pose``."""
     labels = bone_labels()
     heads = rest.bone_heads.numpy()
+    return pose_rotations(lambda label: heads[labels.index(label)], pose)
 
-    def head(label):
-        return heads[labels.index(label)]
 
+def pose_rotations(head: Callable[[str], np.ndarray], pose: Pose) -> dict[str, np.ndarray]:
+    """The rotations of the slider bones, named as anny names them, from their rest heads ``head(label)``
+    (any skeleton whose joints can be named so: z up, facing -y, left at +x)."""
     deltas: dict[str, np.ndarray] = {}
     for side, s in (("l", "L"), ("r", "R")):
         outward = np.array([1.0 if side == "l" else -1.0, 0.0, 0.0])
@@ -175,10 +178,13 @@ def pose_deltas(rest: RestBody, pose: Pose) -> dict[str, np.ndarray]:
 def pose_transforms(rest: RestBody, pose: Pose) -> torch.Tensor:
     """J×4×4 skinning transforms for ``pose``; the yaw turns the body about the vertical through its root."""
     deltas = {k: torch.from_numpy(v) for k, v in pose_deltas(rest, pose).items()}
+    return bone_transforms(rest, deltas, yaw_transform(pose.yaw, rest.bone_heads[0].numpy()))
+
+
+def yaw_transform(yaw_deg: float, centre: np.ndarray) -> torch.Tensor:
+    """4×4 turn by ``yaw_deg`` about the vertical line through ``centre``."""
     root = torch.eye(4, dtype=torch.float64)
-    if pose.yaw:
-        centre = rest.bone_heads[0].clone()
-        centre[2] = 0
-        root[:3, :3] = torch.from_numpy(rotation(UP, pose.yaw))
-        root[:3, 3] = centre - root[:3, :3] @ centre
-    return bone_transforms(rest, deltas, root)
+    c = torch.tensor([centre[0], centre[1], 0.0], dtype=torch.float64)
+    root[:3, :3] = torch.from_numpy(rotation(UP, yaw_deg))
+    root[:3, 3] = c - root[:3, :3] @ c
+    return root
