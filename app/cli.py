@@ -22,6 +22,8 @@ from backends.common.settings import configure
 CAPABILITY_COMMANDS: list[tuple[str, str, str]] = [
     ("layout3d", "Build-A-Scene: a 3D box layout (and later edits) to staged images (files out)", "backends.layout3d.cli"),
     ("counterfactual", "RCSB counterfactuals for an image or a folder (files out)", "backends.counterfactual.cli"),
+    ("textedit", "Text in Image: generate, localize text layers, edit, protect, LoRA fine-tune (files out)",
+     "backends.textedit.cli"),
     ("games", "GOPS self-play, tournaments and STRATEGIST improvement runs", "backends.games.cli"),
 ]
 

@@ -113,10 +113,12 @@ class Sampling:
         return float(self.preset.guidance_scale if self.guidance_scale is None else self.guidance_scale)
 
     def check_start(self, start: int | None, default: int) -> int:
-        start = default if start is None else int(start)
+        if start is None:
+            return min(default, self.steps)  # the preset's start, within fewer steps than the preset's
+        start = int(start)
         if not 0 <= start <= self.steps:
             raise InputError(f"The start step must be between 0 and the number of steps ({self.steps}); got {start}.")
-        return min(start, self.steps)
+        return start
 
     def pipe_kwargs(self) -> dict:
         """Sampler arguments of a pipeline call (a fresh generator: every call draws the seed's noise)."""

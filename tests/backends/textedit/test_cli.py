@@ -1,0 +1,57 @@
+"""``iclr25-studio textedit ...`` on a tiny random model: files out, run cards reproduce, bad input exits 2."""
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from app.cli import main
+from backends.textedit import service
+from backends.textedit.loading import EMBEDDED_RULES
+from backends.textedit.models import PRESETS
+
+from .conftest import tiny_pipeline
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tiny_model():
+    pipe = tiny_pipeline()
+    patch = pytest.MonkeyPatch()
+    patch.setattr(service, "load_pipeline", lambda model="textedit-embedded": (pipe, PRESETS[model], EMBEDDED_RULES))
+    yield pipe
+    patch.undo()
+
+
+def test_edit_writes_files_and_its_card_reproduces_it(tmp_path, capsys):
+    out = tmp_path / "a"
+    assert main(["textedit", "edit", "--text", "cat", "--new-text", "dog", "--layers", "3,4", "--steps", "2",
+                 "--region", "2,1,30,7", "--out", str(out)]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["layers"][0].endswith("attn2") and line["blended_outside_region"] is True
+    for name in ("original.png", "edited.png", "prompt_swap.png", "difference.png", "result.json", "card.json"):
+        assert (out / name).is_file(), name
+    again = tmp_path / "b"
+    assert main(["textedit", "edit", "--card", str(out / "card.json"), "--out", str(again)]) == 0
+    assert np.array_equal(np.asarray(Image.open(out / "edited.png")), np.asarray(Image.open(again / "edited.png")))
+
+
+def test_localize_writes_the_layer_table(tmp_path, capsys):
+    assert main(["textedit", "localize", "--text", "cat", "--new-text", "dog", "--steps", "1", "--no-heads",
+                 "--out", str(tmp_path)]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["chosen"] and 0 < line["chosen_share"] < 1
+    rows = (tmp_path / "layers.csv").read_text().splitlines()
+    assert rows[0].startswith("index,name,kind") and len(rows) == 8 and (tmp_path / "layer_06.png").is_file()
+
+
+def test_bad_input_exits_2_with_a_sentence(tmp_path, capsys):
+    assert main(["textedit", "generate", "--text", "h3llo", "--out", str(tmp_path)]) == 2
+    assert "cannot write: '3'" in capsys.readouterr().err
+    assert main(["textedit", "edit", "--text", "cat", "--new-text", "dog", "--layers", "99", "--steps", "1",
+                 "--out", str(tmp_path)]) == 2
+    assert "Unknown layer '99'" in capsys.readouterr().err
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"action": "generate", "request": {"text": "cat"}}))
+    assert main(["textedit", "edit", "--card", str(card), "--out", str(tmp_path)]) == 2
+    assert "not 'edit'" in capsys.readouterr().err
