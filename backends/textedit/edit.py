@@ -108,7 +108,8 @@ def edit(request: EditRequest, cancel: CancelToken | None = None) -> Iterator[Pr
         original = pipe(a, **request.pipe_kwargs(), **call_kwargs(pipe, rep, 0.0, 0.3, "original"))
         out = pipe(a, patch_prompt=b, patch_layers=layers, patch_start_step=request.start_step,
                    **request.pipe_kwargs(), **call_kwargs(pipe, rep, 0.3, 0.9, "editing"))
-        return to_uint8(original.images)[0], to_uint8(out.images)[0], to_uint8(out.source_images)[0]
+        return (to_uint8(original.images)[0], to_uint8(out.images)[0], to_uint8(out.source_images)[0],
+                out.patched_layers)
 
     result = None
     for item in service.stream_action(work, cancel):
@@ -116,8 +117,10 @@ def edit(request: EditRequest, cancel: CancelToken | None = None) -> Iterator[Pr
             yield item
         else:
             result = item
-    original, edited, swap = result
+    original, edited, swap, patched = result
     note = f"Layers {', '.join(layers)} took the K/V of “{request.new_text}” from step {request.start_step} on."
+    if not patched:
+        note = f"Nothing was patched: the start step {request.start_step} is not before the last step."
     outside = None
     if request.region is not None:
         m = region_mask(original.shape[:2], request.region)

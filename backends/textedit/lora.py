@@ -237,3 +237,33 @@ def get_lora_keys(unet) -> list[str]:
 
     return list(get_peft_model_state_dict(unet))
 
+
+
+_adapted: dict[str, TextEditPipeline] = {}
+
+
+def generate_adapted(request, adapter: bytes, cancel: CancelToken | None = None):
+    """``service.generate`` of ``request`` (a ``GenerateRequest``) on the model with ``adapter`` applied.
+
+    The adapted copy is kept per adapter (by its sha256, the last four), so repeated calls load it once.
+    """
+    import hashlib
+
+    from .service import GenerateResult, read_out, run_card
+
+    request.validate()
+    t0 = time.perf_counter()
+    key = hashlib.sha256(adapter).hexdigest()
+    if key not in _adapted:
+        yield ProgressEvent(0.05, "applying the adapter")
+        _adapted[key] = load_adapter(adapter, request.model)[0]
+        while len(_adapted) > 4:
+            _adapted.pop(next(iter(_adapted)))
+    pipe = _adapted[key]
+    _, _, rules = service.load_pipeline(request.model)
+    image = to_uint8(pipe(request.prompt, **request.pipe_kwargs()).images)[0]
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    yield GenerateResult(image, request.prompt, read_out(image, request.text, rules.ocr_detect), request.model,
+                         str(pipe.device), time.perf_counter() - t0,
+                         run_card("generate", request, pipe, prompts={"A": request.prompt}, adapter_sha256=key))

@@ -123,7 +123,7 @@ def protect(request: ProtectRequest, cancel: CancelToken | None = None) -> Itera
                            **call_kwargs(pipe, rep, 0.4, 0.9, "protected"))
         else:
             guarded = protected_call(pipe, a, request)
-        return to_uint8(plain.images)[0], to_uint8(guarded.images)[0]
+        return to_uint8(plain.images)[0], to_uint8(guarded.images)[0], guarded.patched_layers
 
     result = None
     for item in service.stream_action(work, cancel):
@@ -131,11 +131,13 @@ def protect(request: ProtectRequest, cancel: CancelToken | None = None) -> Itera
             yield item
         else:
             result = item
-    unprotected, protected = result
+    unprotected, protected, patched = result
     identical = bool(np.array_equal(unprotected, protected))
     if matched:
         note = (f"Blocked {', '.join(map(repr, matched))}: layers {', '.join(layers)} took the K/V of "
                 f"“{benign}” from step {request.start_step} on.")
+        if not patched:
+            note += f" Nothing was patched: the start step {request.start_step} is not before the last step."
     else:
         note = "No blocked word: generated exactly as the unprotected model" + \
                (" (pixel-identical)." if identical else " — but the images differ, which should never happen.")
