@@ -1,13 +1,15 @@
 """Video io through the ffmpeg that ships with imageio-ffmpeg.
 
 The writer makes H.264 / yuv420p / faststart .mp4 — the one combination every Chromium plays — and
-pads odd sizes to even. The reader caps frames and size so a long or huge upload cannot exhaust memory.
+pads odd sizes to even. The reader caps frames and size so a long or huge upload cannot exhaust memory;
+``iter_video_frames`` and ``write_mp4`` (which takes any iterable) stream frames one at a time, so a
+long video is processed at the memory of a few frames.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,44 +68,78 @@ def write_mp4(frames: Iterable[np.ndarray], path: str | Path, fps: float = 24.0,
     return path
 
 
-def read_video(path: str | Path, max_frames: int = 300, max_side: int | None = 512) -> VideoClip:
-    """Decode up to ``max_frames`` RGB frames, downscaled so the longer side is at most ``max_side``."""
+@dataclass(frozen=True)
+class VideoInfo:
+    fps: float
+    source_size: tuple[int, int]  # (width, height) of the file
+    size: tuple[int, int]  # (width, height) of the frames as read (after max_side)
+    source_frames: int | None  # frames in the file when ffmpeg could tell
+
+
+def probe_video(path: str | Path, max_side: int | None = 512) -> VideoInfo:
+    """Frame rate, sizes and length of a video file, without decoding its frames."""
     import imageio_ffmpeg
 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"Video file not found: {path.name}.")
-    if max_frames < 1:
-        raise InputError("max_frames must be at least 1.")
     try:
         probe = imageio_ffmpeg.read_frames(str(path))
         meta = next(probe)
         probe.close()
     except (RuntimeError, OSError, StopIteration) as e:
         raise InputError(f"{path.name} is not a video this suite can read ({_first_line(e)}).") from None
+    if not meta.get("size"):
+        raise InputError(f"{path.name} has no video stream.")
     w, h = (int(v) for v in meta["size"])
-    out_w, out_h = _fit(w, h, max_side)
-    params = ["-vf", f"scale={out_w}:{out_h}:flags=area"] if (out_w, out_h) != (w, h) else None
-    frames: list[np.ndarray] = []
-    truncated = False
+    fps = float(meta.get("fps") or 24.0)
+    duration = float(meta.get("duration") or 0.0)
+    total = round(duration * fps) if duration > 0 and np.isfinite(duration) else None
+    return VideoInfo(fps, (w, h), _fit(w, h, max_side), total)
+
+
+def iter_video_frames(path: str | Path, max_side: int | None = 512, start: int = 0,
+                      stop: int | None = None) -> Iterator[np.ndarray]:
+    """Decode RGB frames ``start``…``stop``-1 one at a time (H×W×3 uint8), downscaled to ``max_side``.
+
+    Only one frame is held at a time, so a video of any length reads at the memory of one frame.
+    """
+    import imageio_ffmpeg
+
+    path = Path(path)
+    info = probe_video(path, max_side)
+    out_w, out_h = info.size
+    params = ["-vf", f"scale={out_w}:{out_h}:flags=area"] if info.size != info.source_size else None
     reader = imageio_ffmpeg.read_frames(str(path), output_params=params)
     try:
         out_w, out_h = (int(v) for v in next(reader)["size"])
-        for raw in reader:
-            if len(frames) == max_frames:
-                truncated = True
+        for i, raw in enumerate(reader):
+            if stop is not None and i >= stop:
                 break
-            frames.append(np.frombuffer(raw, dtype=np.uint8).reshape(out_h, out_w, 3))
+            if i >= start:
+                yield np.frombuffer(raw, dtype=np.uint8).reshape(out_h, out_w, 3)
     except RuntimeError as e:
         raise InputError(f"{path.name} could not be decoded ({_first_line(e)}).") from None
     finally:
         reader.close()
+
+
+def read_video(path: str | Path, max_frames: int = 300, max_side: int | None = 512) -> VideoClip:
+    """Decode up to ``max_frames`` RGB frames, downscaled so the longer side is at most ``max_side``."""
+    path = Path(path)
+    if max_frames < 1:
+        raise InputError("max_frames must be at least 1.")
+    info = probe_video(path, max_side)
+    frames: list[np.ndarray] = []
+    truncated = False
+    for frame in iter_video_frames(path, max_side):
+        if len(frames) == max_frames:
+            truncated = True
+            break
+        frames.append(frame)
     if not frames:
         raise InputError(f"{path.name} contains no video frames.")
-    fps = float(meta.get("fps") or 24.0)
-    duration = float(meta.get("duration") or 0.0)
-    total = round(duration * fps) if duration > 0 and np.isfinite(duration) else None
-    return VideoClip(np.stack(frames), fps, (w, h), total, truncated)
+    return VideoClip(np.stack(frames), info.fps, info.source_size, info.source_frames, truncated)
 
 
 def _fit(w: int, h: int, max_side: int | None) -> tuple[int, int]:

@@ -19,3 +19,22 @@ def tiny_unet(seed: int = 0, **overrides):
 
     torch.manual_seed(seed)
     return UNetSpatioTemporalRopeConditionModel(**{**TINY_UNET, **overrides}).eval()
+
+
+def tiny_pipeline(seed: int = 0):
+    """``VideoDepthPipeline`` on a tiny UNet and the 4×4 space-to-depth codec: frames a multiple of 8."""
+    from diffusers import FlowMatchEulerDiscreteScheduler
+
+    from backends.videodepth.networks import SCHEDULER_CONFIG, SpaceToDepthCodec
+    from backends.videodepth.pipeline import VideoDepthPipeline
+
+    pipe = VideoDepthPipeline(vae=SpaceToDepthCodec(3, 4), unet=tiny_unet(seed),
+                              scheduler=FlowMatchEulerDiscreteScheduler(**SCHEDULER_CONFIG))
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
+
+
+def tiny_video(frames: int = 4, size: int = 16, seed: int = 0):
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(0, 256, (frames, size, size, 3), dtype=np.uint8)

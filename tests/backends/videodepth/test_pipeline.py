@@ -1,0 +1,87 @@
+"""VideoDepthPipeline fast tests in diffusers' manner: tiny random components, seeded slices, save/load,
+callbacks, interruption, RoPE positions and input validation."""
+
+import numpy as np
+import pytest
+import torch
+
+from backends.common.errors import InputError
+from backends.videodepth.pipeline import VideoDepthOutput, VideoDepthPipeline
+
+from .conftest import tiny_pipeline, tiny_video
+
+
+def run(pipe, seed=0, **kw):
+    kw.setdefault("num_inference_steps", 2)
+    return pipe(tiny_video(), generator=torch.Generator().manual_seed(seed), **kw)
+
+
+def test_output_and_expected_slice():
+    out = run(tiny_pipeline())
+    assert isinstance(out, VideoDepthOutput)
+    assert out.disparity.shape == (4, 16, 16) and out.disparity.min() >= 0 and out.disparity.max() <= 1
+    assert out.latents.shape == (1, 4, 48, 4, 4)
+    got = out.disparity[0, 0, :6]
+    expected = np.array(EXPECTED_SLICE)
+    assert np.abs(got - expected).max() < 1e-3, got.tolist()
+
+
+EXPECTED_SLICE = [0.2741, 0.0771, 0.6524, 0.3634, 0.0950, 0.3949]
+
+
+def test_seeded_and_noise_dependent():
+    pipe = tiny_pipeline()
+    a, b, c = run(pipe, 0).disparity, run(pipe, 0).disparity, run(pipe, 1).disparity
+    assert np.array_equal(a, b) and not np.allclose(a, c)
+
+
+def test_save_load_round_trip(tmp_path):
+    pipe = tiny_pipeline()
+    pipe.save_pretrained(tmp_path / "p")
+    again = VideoDepthPipeline.from_pretrained(tmp_path / "p")
+    again.set_progress_bar_config(disable=True)
+    assert again.unet_interp is None
+    assert np.allclose(run(pipe).disparity, run(again).disparity, atol=1e-6)
+
+
+def test_callbacks_see_every_step_and_can_stop():
+    pipe = tiny_pipeline()
+    seen = []
+
+    def cb(p, i, t, kw):
+        seen.append((i, float(t), tuple(kw["latents"].shape)))
+        return kw
+
+    run(pipe, num_inference_steps=3, callback_on_step_end=cb, callback_on_step_end_tensor_inputs=["latents"])
+    assert [s[0] for s in seen] == [0, 1, 2] and seen[0][1] == 1000.0 and seen[0][2] == (1, 4, 48, 4, 4)
+
+    def stop(p, i, t, kw):
+        p._interrupt = True
+        seen.append(i)
+        return kw
+
+    seen.clear()
+    run(pipe, num_inference_steps=3, callback_on_step_end=stop)
+    assert seen == [0]
+    with pytest.raises(ValueError, match="callback_on_step_end_tensor_inputs"):
+        run(pipe, callback_on_step_end=cb, callback_on_step_end_tensor_inputs=["rgb"])
+
+
+def test_true_frame_indices_are_relative():
+    pipe = tiny_pipeline()
+    sparse = np.array([0, 17, 34, 51])
+    a = run(pipe, position_ids=sparse).disparity
+    assert np.allclose(a, run(pipe, position_ids=sparse + 300).disparity, atol=1e-4)
+    assert not np.allclose(a, run(pipe, position_ids=np.arange(4)).disparity, atol=1e-4)
+
+
+def test_bad_inputs_are_clear():
+    pipe = tiny_pipeline()
+    with pytest.raises(InputError, match="multiple of 8"):
+        pipe(tiny_video(size=12))
+    with pytest.raises(InputError, match="position_ids"):
+        pipe(tiny_video(), position_ids=[0, 1])
+    with pytest.raises(InputError, match="F×H×W×3"):
+        pipe(np.zeros((2, 16, 16, 4), np.uint8))
+    with pytest.raises(InputError, match="num_inference_steps"):
+        pipe(tiny_video(), num_inference_steps=0)
