@@ -54,6 +54,7 @@ bench: setup
 # Re-vendor three.js (for the 3D Layout box editor) from the npm registry; the files are committed.
 vendor:
 	./scripts/vendor_three.sh
+	sh scripts/vendor_splats.sh  # after three: it reads three's VERSION
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
