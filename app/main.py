@@ -16,20 +16,26 @@ from backends.common.settings import Settings, get_settings  # noqa: E402
 STATIC_DIR = Path(__file__).parent / "static"
 TITLE = "ICLR 2025 Studio"
 
-HEADER = (
-    f"# {TITLE}\n"
-    "Six ICLR 2025 papers, hands-on: each tab is one paper's method, running for real on this machine."
-)
+NUMBERS = ("No", "One", "Two", "Three", "Four", "Five", "Six")
+
+
+def header(tabs) -> str:
+    """Says what exists: one paper per registered capability tab (the System tab is no paper)."""
+    papers = [t.title for t in tabs if t.name != "system"]
+    count = NUMBERS[len(papers)] if len(papers) < len(NUMBERS) else str(len(papers))
+    return (f"# {TITLE}\n{count} ICLR 2025 paper{'s' if len(papers) != 1 else ''}, hands-on "
+            f"({', '.join(papers)}): each tab is one paper's method, running for real on this machine.")
 
 
 def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The whole app. Nothing heavy happens here: models load on first use, never at build time."""
     settings = settings or get_settings()
     with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
+        tabs = all_tabs()
         with gr.Row():
-            gr.Markdown(HEADER, elem_id="app-header")
+            gr.Markdown(header(tabs), elem_id="app-header")
             device_badge = gr.Markdown(elem_id="app-device")
-        for tab in all_tabs():
+        for tab in tabs:
             with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                 tab.build(demo)
         demo.load(_device_badge, outputs=device_badge, api_visibility="private")

@@ -36,3 +36,15 @@ def test_building_the_app_imports_no_torch():
     code = "import sys; from app.main import build_app; build_app(); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False", "models and torch must load lazily, on first use"
+
+
+def test_the_header_counts_the_registered_papers():
+    from app.main import header
+    from app.tabs import all_tabs
+
+    tabs = all_tabs()
+    text = header(tabs)
+    papers = [t for t in tabs if t.name != "system"]
+    assert all(t.title in text for t in papers)
+    assert "System" not in text.split("\n", 1)[1]
+    assert header(papers[:3]).split("\n")[1].startswith("Three ICLR 2025 papers")
