@@ -1,0 +1,134 @@
+"""Depth of videos of any length at the memory of one window, streamed frame by frame.
+
+Depth Any Video infers key frames spread over the whole video jointly, then fills each segment
+between two key frames with a second, interpolation UNet. That interpolation network is not trained
+for the embedded model yet, so this module does NOT imitate it. What it does instead, with the main
+model only:
+
+1. **Key frames** (up to ``max_keys``, evenly spread, one at every window start) are read in a first
+   streaming pass and denoised jointly with their true, sparse frame indices (RoPE): one globally
+   consistent disparity scale for the whole video.
+2. **Windows** of ``window`` frames overlapping by ``overlap`` are read in a second streaming pass
+   and denoised with their true indices. Each window's relative disparity is fitted by least squares
+   (scale and shift) to the key-frame disparities it contains — or, when it contains none, to the
+   previous window's overlap — so windows share the key frames' scale instead of drifting.
+3. **Overlaps** are cross-faded linearly, and finished frames are yielded at once.
+
+Only the key frames (small) and one window are ever held, so memory does not grow with length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from backends.common.errors import Cancelled, InputError
+
+from .metrics import fit_scale_shift
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    n_frames: int
+    window: int = 16
+    overlap: int = 4
+    max_keys: int = 32
+
+    def __post_init__(self):
+        if self.n_frames < 1:
+            raise InputError("The video has no frames.")
+        if self.window < 2 or not 0 < self.overlap < self.window:
+            raise InputError(f"Window {self.window} and overlap {self.overlap}: need 0 < overlap < window, window ≥ 2.")
+
+    @property
+    def windows(self) -> list[tuple[int, int]]:
+        """[start, stop) of each window; consecutive windows share ``overlap`` frames; the last ends at n."""
+        if self.n_frames <= self.window:
+            return [(0, self.n_frames)]
+        step = self.window - self.overlap
+        starts = list(range(0, self.n_frames - self.window, step)) + [self.n_frames - self.window]
+        return [(s, s + self.window) for s in sorted(set(starts))]
+
+    @property
+    def key_frames(self) -> list[int]:
+        """Window starts and the last frame, thinned evenly to at most ``max_keys``."""
+        keys = sorted({s for s, _ in self.windows} | {self.n_frames - 1})
+        if len(keys) > self.max_keys:
+            keys = sorted({keys[i] for i in np.linspace(0, len(keys) - 1, self.max_keys).round().astype(int)})
+        return keys
+
+
+def _window_seed(seed: int, index: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed * 100_003 + index)
+
+
+def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames: int, window: int = 16,
+                 overlap: int = 4, max_keys: int = 32, num_inference_steps: int = 3, seed: int = 0,
+                 on_window: Callable[[int, int], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(frame_index, disparity H×W in [0, 1])`` for every frame, in order.
+
+    ``open_frames()`` returns a fresh iterator over the video's frames (called twice: key frames,
+    then windows). ``on_window(done, total)`` reports progress; ``should_stop()`` → ``Cancelled``.
+    """
+    plan = WindowPlan(n_frames, window, overlap, max_keys)
+    windows = plan.windows
+    if len(windows) == 1:
+        frames = [f for _, f in zip(range(n_frames), open_frames(), strict=False)]
+        disp = pipe(np.stack(frames), position_ids=np.arange(len(frames)), num_inference_steps=num_inference_steps,
+                    generator=_window_seed(seed, 0)).disparity
+        if on_window:
+            on_window(1, 1)
+        yield from enumerate(disp)
+        return
+
+    keys = plan.key_frames
+    key_set = set(keys)
+    key_frames = [f for i, f in zip(range(n_frames), open_frames(), strict=False) if i in key_set]
+    if len(key_frames) != len(keys):
+        raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
+    key_disp = dict(zip(keys, pipe(np.stack(key_frames), position_ids=np.asarray(keys),
+                                   num_inference_steps=num_inference_steps,
+                                   generator=_window_seed(seed, -1)).disparity, strict=True))
+    del key_frames
+    total = len(windows) + 1
+    if on_window:
+        on_window(1, total)
+
+    source = iter(open_frames())
+    buffer: dict[int, np.ndarray] = {}
+    tail: dict[int, np.ndarray] = {}  # aligned disparity of the previous window's overlap frames
+    emitted = 0
+    for w, (start, stop) in enumerate(windows):
+        if should_stop and should_stop():
+            raise Cancelled("Stopped.")
+        for i in range(max(buffer, default=start - 1) + 1, stop):
+            try:
+                buffer[i] = next(source)
+            except StopIteration:
+                raise InputError(f"The video ended after {i} frames, fewer than the {n_frames} expected.") from None
+        for i in [i for i in buffer if i < start]:
+            del buffer[i]
+        clip = np.stack([buffer[i] for i in range(start, stop)])
+        pred = pipe(clip, position_ids=np.arange(start, stop), num_inference_steps=num_inference_steps,
+                    generator=_window_seed(seed, w)).disparity.astype(np.float64)
+        refs = [(i, key_disp[i]) for i in range(start, stop) if i in key_disp] or list(tail.items())
+        idx = np.array([i - start for i, _ in refs])
+        ref = np.stack([r for _, r in refs])
+        s, t = fit_scale_shift(pred[idx], ref, np.ones(ref.shape, bool))
+        aligned = np.clip(s * pred + t, 0.0, 1.0)
+        shared = sorted(i for i in tail if start <= i < stop)
+        for j, i in enumerate(shared):  # cross-fade: the previous window fades out over the overlap
+            r = (j + 1) / (len(shared) + 1)
+            aligned[i - start] = (1 - r) * tail[i] + r * aligned[i - start]
+        last = w == len(windows) - 1
+        keep_from = stop if last else windows[w + 1][0]
+        for i in range(emitted, keep_from):
+            yield i, aligned[i - start].astype(np.float32)
+        emitted = keep_from
+        tail = {i: aligned[i - start] for i in range(keep_from, stop)}
+        if on_window:
+            on_window(w + 2, total)
