@@ -1,7 +1,10 @@
 """The two networks of the capability: the bridge denoiser (a diffusers UNet2DModel) and the classifier.
 
 Both are built from a config dict and saved as safetensors + config.json, so training scripts, the
-registry and tests all load them the same way.
+registry and tests all load them the same way. Both are also components of ``RCSBPipeline``: as
+diffusers ``ModelMixin`` classes whose ``save_pretrained`` / ``from_pretrained`` keep these folder
+formats, ``DiffusionPipeline.save_pretrained`` writes them into a pipeline folder and
+``from_pretrained`` reads them back (model_index.json names them by module and class).
 """
 
 from __future__ import annotations
@@ -9,9 +12,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from torch import nn
+from diffusers import ModelMixin
 
-from backends.common.cnn import SmallClassifier as ShapeClassifier  # noqa: F401 (the capability's classifier)
+from backends.common.cnn import SmallClassifier
+
+
+class FolderComponent(ModelMixin):
+    """A pipeline component kept in its own folder format (its ``save(folder)`` / ``load(folder)``)."""
+
+    def save_pretrained(self, save_directory: str | Path, **kwargs) -> None:
+        self.save(save_directory)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: str | Path, torch_dtype: torch.dtype | None = None,
+                        **kwargs):
+        """What ``DiffusionPipeline.from_pretrained`` calls; loading options other than the dtype do not apply."""
+        model = cls.load(pretrained_model_name_or_path)
+        return model.to(torch_dtype) if torch_dtype is not None else model
+
+
+class ShapeClassifier(SmallClassifier, FolderComponent):
+    """The capability's classifier (``backends.common.cnn.SmallClassifier``) as a pipeline component."""
 
 BRIDGE_CONFIG = dict(
     sample_size=32, in_channels=4, out_channels=3, layers_per_block=2, block_out_channels=(32, 64, 128),
@@ -20,7 +41,7 @@ BRIDGE_CONFIG = dict(
 )
 
 
-class BridgeDenoiser(nn.Module):
+class BridgeDenoiser(FolderComponent):
     """ε_θ(x_n, n) of the bridge. With ``mask_channel`` the editable mask is a 4th input channel
     (the embedded model); without it the net sees only x_n, like I2SB's ImageNet checkpoint."""
 
@@ -45,6 +66,7 @@ class BridgeDenoiser(nn.Module):
         return cls(UNet2DModel(**cfg), mask_channel=cfg["in_channels"] == 4)
 
     def save(self, folder: str | Path) -> None:
+        """The UNet2DModel's own folder (config.json + diffusion_pytorch_model.safetensors)."""
         self.unet.save_pretrained(str(folder))
 
     @classmethod
@@ -53,5 +75,3 @@ class BridgeDenoiser(nn.Module):
 
         unet = UNet2DModel.from_pretrained(str(folder))
         return cls(unet, mask_channel=unet.config.in_channels == 4).eval()
-
-

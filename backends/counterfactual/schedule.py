@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from diffusers.configuration_utils import ConfigMixin, register_to_config
+from diffusers.schedulers.scheduling_utils import SCHEDULER_CONFIG_NAME, SchedulerMixin
+from diffusers.utils.torch_utils import randn_tensor
 
 
 def gaussian_product_coef(sigma1: torch.Tensor, sigma2: torch.Tensor):
@@ -17,11 +20,22 @@ def gaussian_product_coef(sigma1: torch.Tensor, sigma2: torch.Tensor):
     return sigma2**2 / denom, sigma1**2 / denom, (sigma1**2 * sigma2**2) / denom
 
 
-class BridgeSchedule:
+class BridgeSchedule(SchedulerMixin, ConfigMixin):
+    """The bridge's schedule as a diffusers scheduler (``scheduler/scheduler_config.json`` in a pipeline folder).
+
+    ``set_timesteps(n, start_step)`` lays out the sampling steps; the RCSB loop calls ``pred_x0`` and
+    ``posterior`` itself because guidance acts between them.
+    """
+
+    config_name = SCHEDULER_CONFIG_NAME
+    order = 1
+
+    @register_to_config
     def __init__(self, num_steps: int = 1000, beta_start: float = 1e-4, beta_max: float = 1.0):
         if num_steps < 4 or num_steps % 2:
             raise ValueError("the bridge needs an even number of steps ≥ 4")
         self.num_steps = num_steps
+        self.timesteps = torch.arange(num_steps - 1, -1, -1)
         half = torch.linspace(beta_start**0.5, (beta_max / num_steps) ** 0.5, num_steps, dtype=torch.float64) ** 2
         half = half[: num_steps // 2]
         self.betas = torch.cat([half, half.flip(0)])
@@ -65,6 +79,12 @@ class BridgeSchedule:
             out = out + torch.sqrt(var).to(xt.dtype) * noise
         return out
 
+    def set_timesteps(self, num_inference_steps: int, start_step: int | None = None, device=None) -> None:
+        """``timesteps``: descending from ``start_step − 1`` (default: the last step) to 0, one per network call,
+        followed by the step the last call lands on."""
+        steps = self.sampling_steps(self.num_steps if start_step is None else start_step, num_inference_steps)
+        self.timesteps = torch.tensor(steps, device=device)
+
     def sampling_steps(self, start_step: int, nfe: int) -> list[int]:
         """Descending step indices from ``start_step − 1`` to 0 with ``nfe`` network calls."""
         if not 1 <= start_step <= self.num_steps:
@@ -73,7 +93,9 @@ class BridgeSchedule:
         return steps[::-1].tolist()
 
 
-def corrupt(x0: torch.Tensor, mask: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """The bridge's endpoint for free-form inpainting: x1 = x0·(1−M) + M·N(0, I)."""
-    noise = torch.randn(x0.shape, generator=generator, dtype=x0.dtype, device=x0.device)
-    return x0 * (1 - mask) + mask * noise
+def corrupt(x0: torch.Tensor, mask: torch.Tensor, generator=None) -> torch.Tensor:
+    """The bridge's endpoint for free-form inpainting: x1 = x0·(1−M) + M·N(0, I).
+
+    A list of generators seeds each image of a batch (diffusers' ``randn_tensor``)."""
+    noise = randn_tensor(tuple(x0.shape), generator=generator, device=x0.device, dtype=torch.float32)
+    return x0 * (1 - mask) + mask * noise.to(x0.dtype)

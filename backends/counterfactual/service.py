@@ -18,7 +18,7 @@ import torch
 from backends.common.device import select_device
 from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array
-from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.registry import default_registry
 from backends.common.seeding import check_seed, torch_generator
 
@@ -26,7 +26,7 @@ from .loading import load_bridge, load_classifier
 from .masks import resize_mask
 from .models import DEFAULT_BRIDGE as BRIDGE_ID
 from .models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
-from .pipeline import RCSBOutput, RCSBPipeline
+from .pipeline import RCSBPipeline
 from .regions import auto_region
 
 
@@ -48,8 +48,9 @@ def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
         raise InputError("Choose a bridge and a classifier of the Counterfactual capability.")
     bridge, size = load_bridge(bridge_spec, registry.resolve(bridge_id).path)
     classifier, classes = load_classifier(clf_spec, registry.resolve(classifier_id).path)
-    return Models(RCSBPipeline(bridge.to(device), classifier.to(device)), bridge_id, classifier_id,
-                  torch.device(device), size, tuple(classes))
+    pipeline = RCSBPipeline(bridge.to(device), classifier.to(device))
+    pipeline.set_progress_bar_config(disable=True)  # progress goes through callback_on_step_end
+    return Models(pipeline, bridge_id, classifier_id, torch.device(device), size, tuple(classes))
 
 
 def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:
@@ -249,21 +250,31 @@ def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
     orig_p = probabilities(models, image[None])[0]
     x = to_tensor(image, models.device)
     m = torch.from_numpy(mask)[None, None].float().to(models.device)
-    output = None
     yield ProgressEvent(0.0, "starting the bridge")
-    for item in models.pipeline.iterate(
-        x, m, target, num_inference_steps=request.num_inference_steps, start_fraction=float(request.start_fraction),
-        guidance_scale=float(request.guidance_scale), num_samples=request.num_samples, guidance=request.guidance,
-        stabilize=request.stabilize, generator=torch_generator(request.seed, "cpu"),
-    ):
-        if cancel is not None:
-            cancel.raise_if_cancelled()
-        if isinstance(item, RCSBOutput):
+
+    def work(report):
+        def on_step_end(pipe, i, t, tensors):
+            """Cancel within a step; stream x̂0 previews (the same way as the 3D Layout stages)."""
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            step, total = i + 1, len(pipe.scheduler.timesteps) - 1
+            x0 = tensors["pred_original_sample"]
+            preview = to_uint8(x0) if step % max(1, request.preview_every) == 0 or step == total else None
+            report(ProgressEvent(0.97 * step / total, f"bridge step {step}/{total}", preview))
+            return {}
+
+        return models.pipeline(
+            x, m, target, num_inference_steps=request.num_inference_steps, start_fraction=float(request.start_fraction),
+            guidance_scale=float(request.guidance_scale), num_images_per_prompt=request.num_samples,
+            guidance=request.guidance, stabilize=request.stabilize, generator=torch_generator(request.seed, "cpu"),
+            callback_on_step_end=on_step_end, callback_on_step_end_tensor_inputs=["pred_original_sample"])
+
+    output = None
+    for item in stream_reports(work, cancel):
+        if isinstance(item, ProgressEvent):
+            yield item
+        else:
             output = item
-            break
-        step, total = item["step"], item["total"]
-        preview = to_uint8(item["x0_hat"]) if step % max(1, request.preview_every) == 0 or step == total else None
-        yield ProgressEvent(0.97 * step / total, f"bridge step {step}/{total}", preview)
     images = to_uint8(output.images)
     images = np.where(mask[None, ..., None], images, image[None])  # outside the region: the input, bit for bit
     probs = probabilities(models, images)
