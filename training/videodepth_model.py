@@ -1,6 +1,7 @@
 """Train the Video Depth tab's embedded Depth Any Video denoiser on synthetic clips (CPU).
 
     python -m training.videodepth_model --run-dir RUN --hours 1.5            # train (resumes with --resume)
+    python -m training.videodepth_model --run-dir RUN --phase export         # EMA → assets/, measured card data
 
 Data: ``backends.videodepth.data`` (rendered primitive-world clips with exact depth). Each step
 takes 16 frames split as B clips × F frames with F ∈ {1, 2, 4, 8, 16} (mixed durations: single
@@ -167,8 +168,57 @@ def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, codec, h
     return info
 
 
+def export(args) -> dict:
+    """The EMA UNet as an fp16 ``VideoDepthPipeline`` folder, scored on held-out clips and real photographs."""
+    from diffusers import FlowMatchEulerDiscreteScheduler
+
+    from backends.videodepth.evaluation import evaluate_pipeline
+    from backends.videodepth.pipeline import VideoDepthPipeline
+
+    unet = N.UNetSpatioTemporalRopeConditionModel.from_pretrained(args.run_dir / "model" / "unet").eval()
+    pipe = VideoDepthPipeline(vae=N.build_codec(), unet=unet,
+                              scheduler=FlowMatchEulerDiscreteScheduler(**N.SCHEDULER_CONFIG))
+    pipe.set_progress_bar_config(disable=True)
+    held_out = cached_clips("eval", args.data_dir, args.eval_clips)
+    metrics = {"eval_clips": args.export_eval_clips, "frames_per_clip": 16, "resolution": "64x64",
+               "alignment": "least-squares scale and shift in disparity, per video"}
+    for steps in (1, 3):
+        scores = evaluate_pipeline(pipe, held_out, n_clips=args.export_eval_clips, steps=steps)
+        metrics[f"steps_{steps}"] = scores
+        _log(args.run_dir, f"export eval, {steps} step(s): {json.dumps(scores)}")
+    info = json.loads((args.run_dir / "info.json").read_text())
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    pipe.unet.to(torch.float16)
+    pipe.save_pretrained(out)
+    pipe.unet.to(torch.float32)
+    metrics.update(train_steps=info["steps"], train_minutes=info["minutes"], frames_per_step=info["frames_per_step"],
+                   final_loss=info["final_loss"], params_m=round(sum(p.numel() for p in unet.parameters()) / 1e6, 2))
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
+    _real_photographs(pipe, out / "real_photographs.png")
+    return metrics
+
+
+def _real_photographs(pipe, path: Path) -> None:
+    """scikit-image's sample photographs (64×64, centre crop) beside the model's disparity (3 steps)."""
+    from PIL import Image
+    from skimage import data
+
+    tiles = []
+    for name in ("astronaut", "coffee", "chelsea", "rocket", "immunohistochemistry"):
+        img = Image.fromarray(getattr(data, name)()).convert("RGB")
+        side = min(img.size)
+        img = img.crop(((img.width - side) // 2, (img.height - side) // 2, (img.width + side) // 2,
+                        (img.height + side) // 2)).resize((64, 64), Image.Resampling.LANCZOS)
+        rgb = np.asarray(img)
+        disp = pipe(rgb[None], num_inference_steps=3, generator=torch.Generator().manual_seed(0)).disparity[0]
+        tiles.append(np.concatenate([rgb, np.repeat((disp * 255).astype(np.uint8)[..., None], 3, 2)], 0))
+    Image.fromarray(np.concatenate(tiles, 1)).resize((64 * len(tiles) * 2, 256), Image.Resampling.NEAREST).save(path)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--phase", choices=("train", "export"), default="train")
     p.add_argument("--hours", type=float, default=1.5, help="wall-time cap (training time, resumes count)")
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--frames-per-step", type=int, default=16)
@@ -184,12 +234,14 @@ def main(argv=None) -> None:
     p.add_argument("--checkpoint-minutes", type=float, default=10.0)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "videodepth")
+    p.add_argument("--out", type=Path, default=ROOT / "assets" / "videodepth-embedded")
+    p.add_argument("--export-eval-clips", type=int, default=24)
     p.add_argument("--data-dir", type=Path, default=None, help="rendered clip cache (default: RUN_DIR/data)")
     args = p.parse_args(argv)
     args.data_dir = args.data_dir or args.run_dir / "data"
     seed_everything(args.seed)
     torch.set_num_threads(args.threads)
-    result = train(args)
+    result = train(args) if args.phase == "train" else export(args)
     print(json.dumps(result))
 
 

@@ -63,7 +63,7 @@ class VideoDepthPipeline(DiffusionPipeline):
 
     def prepare_frames(self, video) -> torch.Tensor:
         """F×H×W×3 uint8 (numpy or torch) or F×3×H×W floats in [0, 1] → 1×F×3×H×W in [-1, 1]."""
-        x = torch.as_tensor(np.asarray(video) if not torch.is_tensor(video) else video)
+        x = video if torch.is_tensor(video) else torch.from_numpy(np.array(video))
         if x.ndim == 3:
             x = x[None]
         if x.ndim != 4:
