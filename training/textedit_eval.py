@@ -2,8 +2,9 @@
 
     python -m training.textedit_model --phase eval --run-dir RUN [--eval-steps 20 --eval-guidance 4]
 
-Writes ``RUN/eval/metrics.json`` (per OCR engine: exact-word accuracy, mean character F1 as the
-paper computes it, mean Levenshtein distance) and a contact sheet ``RUN/eval/samples.png``.
+Writes ``RUN/eval/metrics.json`` (per OCR engine: exact-word accuracy, the paper's character-level
+precision / recall / accuracy / F1 and Levenshtein distance, the texts read) and a contact sheet
+``RUN/eval/samples.png``.
 """
 
 from __future__ import annotations
@@ -34,62 +35,27 @@ def load_run_model(run_dir: Path):
 
 
 def generate(components, prompts: list[str], seed: int, steps: int, guidance: float) -> np.ndarray:
-    """Images (N×H×W×3 uint8) of ``prompts``: the text pipeline when it exists, else a plain DDIM loop."""
-    vae, unet, text, tok, sched = components
-    try:
-        from backends.textedit.pipeline import TextEditPipeline
-    except ImportError:
-        TextEditPipeline = None
-    if TextEditPipeline is not None:
-        pipe = TextEditPipeline(vae=vae, text_encoder=text, tokenizer=tok, unet=unet, scheduler=sched)
-        out = pipe(prompts, generator=torch.Generator().manual_seed(seed), num_inference_steps=steps,
-                   guidance_scale=guidance, output_type="np")
-        return (np.clip(out.images, 0, 1) * 255).round().astype(np.uint8)
-    return _ddim(components, prompts, seed, steps, guidance)
-
-
-@torch.no_grad()
-def _ddim(components, prompts, seed, steps, guidance) -> np.ndarray:
-    from backends.textedit.networks import MAX_TOKENS
+    """Images (N×H×W×3 uint8) of ``prompts`` from the Text in Image pipeline (no patching)."""
+    from backends.textedit.pipeline import TextEditPipeline, to_uint8
 
     vae, unet, text, tok, sched = components
-    ids = tok(list(prompts) + [""] * len(prompts), padding="max_length", max_length=MAX_TOKENS, truncation=True,
-              return_tensors="pt").input_ids
-    cond = text(ids)[0]
-    h, w = unet.config.sample_size
-    z = torch.randn((len(prompts), unet.config.in_channels, h, w), generator=torch.Generator().manual_seed(seed))
-    sched.set_timesteps(steps)
-    for t in sched.timesteps:
-        eps_c, eps_u = unet(torch.cat([z, z]), t, encoder_hidden_states=cond).sample.chunk(2)
-        z = sched.step(eps_u + guidance * (eps_c - eps_u), t, z).prev_sample
-    x = vae.decode(z / vae.config.scaling_factor).sample
-    return ((x.clamp(-1, 1) + 1) * 127.5).round().byte().permute(0, 2, 3, 1).numpy()
-
-
-def char_prf(pred: str, truth: str) -> tuple[float, float, float]:
-    """Character precision / recall / F1 with a multiset match, case-insensitive (as the paper's OCR eval)."""
-    from collections import Counter
-
-    p, t = Counter(pred.lower()), Counter(truth.lower())
-    hit = sum((p & t).values())
-    prec = hit / max(1, sum(p.values()))
-    rec = hit / max(1, sum(t.values()))
-    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+    pipe = TextEditPipeline(vae=vae, text_encoder=text, tokenizer=tok, unet=unet, scheduler=sched)
+    pipe.set_progress_bar_config(disable=True)
+    out = pipe(prompts, generator=torch.Generator().manual_seed(seed), num_inference_steps=steps,
+               guidance_scale=guidance, output_type="np")
+    return to_uint8(out.images)
 
 
 def score(images: np.ndarray, words: list[str]) -> dict:
-    import Levenshtein
+    """Per OCR engine: exact-word accuracy, the paper's character-level P/R/accuracy/F1, Levenshtein, reads."""
+    from backends.textedit.metrics import ocr_scores
 
     out = {}
     for engine in ocr.ENGINES:
-        reads = [ocr.read(img, engine) for img in images]
-        texts = ["".join(ch for ch in r.text.lower() if ch.isalnum()) for r in reads]
-        out[engine] = {
-            "word_accuracy": float(np.mean([t == w for t, w in zip(texts, words, strict=True)])),
-            "char_f1": float(np.mean([char_prf(t, w)[2] for t, w in zip(texts, words, strict=True)])),
-            "levenshtein": float(np.mean([Levenshtein.distance(t, w) for t, w in zip(texts, words, strict=True)])),
-            "reads": texts,
-        }
+        reads = ["".join(ch for ch in ocr.read(img, engine).text.lower() if ch.isalnum()) for img in images]
+        out[engine] = {"word_accuracy": float(np.mean([t == w for t, w in zip(reads, words, strict=True)])),
+                       **{f"char_{k}": v for k, v in ocr_scores(reads, words).as_dict().items() if k != "n"},
+                       "reads": reads}
     return out
 
 
@@ -109,7 +75,7 @@ def evaluate(args) -> dict:
     (out / "metrics.json").write_text(json.dumps(summary, indent=1))
     _contact_sheet(images, out / "samples.png")
     return {k: v for k, v in summary.items() if k != "ocr"} | {
-        e: {m: round(r[m], 3) for m in ("word_accuracy", "char_f1", "levenshtein")} for e, r in result.items()}
+        e: {m: round(r[m], 3) for m in ("word_accuracy", "char_f1", "char_levenshtein")} for e, r in result.items()}
 
 
 def _contact_sheet(images: np.ndarray, path: Path, cols: int = 6) -> None:

@@ -52,3 +52,16 @@ def test_export_loads_back_as_diffusers_components(run, tmp_path):
     assert unet.config.block_out_channels == (8, 16, 16) or list(unet.config.block_out_channels) == [8, 16, 16]
     assert vae.config.scaling_factor > 0
     assert all(p.suffix != ".bin" for p in (tmp_path / "asset").rglob("*"))
+
+
+def test_eval_generates_held_out_words_and_scores_both_engines(run):
+    from training.textedit_model import main
+
+    root, common = run
+    main(["--phase", "eval", "--eval-words", "2", "--eval-steps", "2", *common])
+    metrics = json.loads((root / "run" / "eval" / "metrics.json").read_text())
+    assert metrics["held_out_words"] == 2 and metrics["unet_steps"] >= 2
+    for engine in ("rapidocr", "tesseract"):
+        scores = metrics["ocr"][engine]
+        assert 0.0 <= scores["char_f1"] <= 1.0 and len(scores["reads"]) == 2
+    assert (root / "run" / "eval" / "samples.png").exists()
