@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import gradio as gr
@@ -13,7 +12,7 @@ from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
-from backends.common.imageio import save_png, upscale
+from backends.common.imageio import upscale
 from backends.counterfactual.data import CLASSES
 from backends.counterfactual.models import BRIDGE_KINDS, CLASSIFIER_KINDS
 from backends.counterfactual.models import DEFAULT_BRIDGE as BRIDGE_ID
@@ -72,14 +71,6 @@ def heat_to_rgb(heat: np.ndarray, factor: int) -> np.ndarray:
     h = np.clip(heat, 0, 1)
     rgb = np.stack([h, 0.2 * h, 1 - h], -1)
     return upscale((rgb * 255).astype(np.uint8), factor)
-
-
-def outline(image: np.ndarray, mask: np.ndarray, factor: int) -> np.ndarray:
-    big = upscale(image, factor).copy()
-    m = upscale(mask.astype(np.uint8), factor).astype(bool)
-    edge = m & ~(np.roll(m, 1, 0) & np.roll(m, -1, 0) & np.roll(m, 1, 1) & np.roll(m, -1, 1))
-    big[edge] = (255, 0, 80)
-    return big
 
 
 def build(demo: gr.Blocks) -> None:
@@ -204,27 +195,24 @@ def build(demo: gr.Blocks) -> None:
 
 
 def _show_result(result):
+    """The run's files come from the backend's writer (the CLI writes the same); the tab only enlarges them."""
+    from backends.counterfactual.outputs import difference_map, region_outline, run_card, write_run
+
     f = _factor(result.original.shape[0])
     items = []
     for k, s in enumerate(result.samples):
         mark = "✓ flipped" if s.flipped else "✗ not flipped"
         items.append((upscale(s.image, f), f"#{k + 1}: {s.predicted} ({s.target_probability:.2f} {result.target}) {mark}"))
-        diff = np.abs(s.image.astype(int) - result.original.astype(int)).sum(-1)
-        diff_img = (np.clip(diff / max(1, diff.max()), 0, 1) * 255).astype(np.uint8)
-        items.append((upscale(np.repeat(diff_img[..., None], 3, -1), f), f"#{k + 1}: |difference| (L1 in region {s.l1_inside:.3f})"))
-    items.append((outline(result.original, result.mask, f), f"original: {result.original_prediction}; region {result.mask.mean():.0%}"))
-    out_dir = new_output_dir("counterfactual")
-    paths = [save_png(result.original, out_dir / "original.png"),
-             save_png((result.mask * 255).astype(np.uint8), out_dir / "mask.png")]
-    paths += [save_png(s.image, out_dir / f"counterfactual_{k + 1}.png") for k, s in enumerate(result.samples)]
-    data = result.to_json()
-    (out_dir / "run.json").write_text(json.dumps(data, indent=2))
-    paths.append(out_dir / "run.json")
+        items.append((upscale(difference_map(s.image, result.original), f),
+                      f"#{k + 1}: |difference| (L1 in region {s.l1_inside:.3f})"))
+    items.append((upscale(region_outline(result.original, result.mask), f),
+                  f"original: {result.original_prediction}; region {result.mask.mean():.0%}"))
+    paths = write_run(result, new_output_dir("counterfactual"))
     flipped = sum(s.flipped for s in result.samples)
     status = (f"**{flipped}/{len(result.samples)} flipped** to *{result.target}* · max change outside the region: "
               f"{max(s.max_change_outside for s in result.samples)} · {result.seconds:.1f} s · "
               f"bridge `{result.models['bridge']}`, classifier `{result.models['classifier']}` on `{result.models['device']}`")
-    return upscale(result.samples[0].image, f), status, items, data, [str(p) for p in paths]
+    return upscale(result.samples[0].image, f), status, items, run_card(result), [str(p) for p in paths.values()]
 
 
 TAB = TabSpec(name="counterfactual", title="Counterfactual", build=build)

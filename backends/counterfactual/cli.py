@@ -2,10 +2,14 @@
 
     iclr25-studio counterfactual --image cube.png --mask auto --target sphere --out results/
     iclr25-studio counterfactual --image images/ --mask masks/ --target cone --out results/
+    iclr25-studio counterfactual --run downloads/run.json --out again/     # reproduce a run card
 
 A mask folder is matched to the images by file name; ``--mask auto`` uses the Integrated-Gradients
-region. For each image: original.png, mask.png, counterfactual_<k>.png and run.json in
-<out>/<image name>/; one JSON line per image on stdout.
+region. For each image the run's files (``outputs.write_run``: original, mask, counterfactuals,
+differences, region outline, run.json) in <out>/<image name>/; one JSON line per image on stdout.
+``--run`` takes every setting and the models from a run.json (the tab's download or an earlier
+run) and its original.png / mask.png from beside it unless --image / --mask are given; the files
+land in --out directly.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import json
 from pathlib import Path
 
 from backends.common.errors import InputError
-from backends.common.imageio import save_png, to_rgb_array
+from backends.common.imageio import to_rgb_array
 from backends.common.progress import run_to_result
 
 from .data import CLASSES
@@ -24,9 +28,10 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--image", type=Path, required=True, help="an image file or a folder of images")
-    p.add_argument("--mask", default="auto", help="a mask image, a folder of masks (same names), or 'auto'")
-    p.add_argument("--target", required=True, help=f"target class (embedded classifier: {', '.join(CLASSES)})")
+    p.add_argument("--image", type=Path, help="an image file or a folder of images")
+    p.add_argument("--mask", default=None, help="a mask image, a folder of masks (same names), or 'auto' (default)")
+    p.add_argument("--target", help=f"target class (embedded classifier: {', '.join(CLASSES)})")
+    p.add_argument("--run", type=Path, help="a run.json to reproduce (settings, models; its original.png and mask.png)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--steps", type=int, default=100, help="network calls (paper default 100)")
@@ -40,6 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .outputs import write_run
     from .service import (
         CounterfactualRequest,
         RegionRequest,
@@ -49,6 +55,11 @@ def run(args: argparse.Namespace) -> int:
         suggest_region,
     )
 
+    if args.run is not None:
+        return _reproduce(args)
+    if args.image is None or args.target is None:
+        raise InputError("Give --image and --target (or --run with a run.json to reproduce).")
+    args.mask = args.mask or "auto"
     images = _images(args.image)
     models = load_models(args.bridge, args.classifier)
     class_index(args.target, models.classes)  # fail early on an unknown target
@@ -73,16 +84,37 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({"image": path.name, "error": str(e)}))
             continue
         folder = args.out / path.stem
-        folder.mkdir(exist_ok=True)
-        save_png(result.original, folder / "original.png")
-        save_png((result.mask * 255).astype("uint8"), folder / "mask.png")
-        for k, s in enumerate(result.samples):
-            save_png(s.image, folder / f"counterfactual_{k + 1}.png")
-        data = result.to_json()
-        (folder / "run.json").write_text(json.dumps(data, indent=2))
-        print(json.dumps({"image": path.name, "prediction": data["original_prediction"], "target": data["target"],
-                          "flip_rate": data["flip_rate"], "out": str(folder)}))
+        write_run(result, folder)
+        _print(path.name, result, folder)
     return 1 if failures else 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    """Run a run card's request again: the same image, mask, settings and models give the same pixels."""
+    from .outputs import write_run
+    from .service import CounterfactualRequest, generate, load_models
+
+    try:
+        card = json.loads(args.run.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"Cannot read the run card {args.run}: {e}.") from None
+    image_path = args.image or args.run.parent / "original.png"
+    mask_path = Path(args.mask) if args.mask else args.run.parent / "mask.png"
+    for what, path in (("image", image_path), ("mask", mask_path)):
+        if not path.is_file():
+            raise InputError(f"The run's {what} {path.name} is not beside {args.run.name}; give it with --{what}.")
+    models_used = card.get("models") or {}
+    models = load_models(models_used.get("bridge", args.bridge), models_used.get("classifier", args.classifier))
+    request = CounterfactualRequest.from_card(card, to_rgb_array(image_path), to_rgb_array(mask_path).max(-1) > 127)
+    result = run_to_result(generate(request, models=models))
+    write_run(result, args.out)
+    _print(image_path.name, result, args.out)
+    return 0
+
+
+def _print(name: str, result, folder: Path) -> None:
+    print(json.dumps({"image": name, "prediction": result.original_prediction, "target": result.target,
+                      "flip_rate": result.flip_rate, "out": str(folder)}))
 
 
 def _images(path: Path) -> list[Path]:

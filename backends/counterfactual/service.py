@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 
 import numpy as np
@@ -183,6 +183,15 @@ class CounterfactualRequest:
     guidance: str = "tweedie"
     stabilize: bool = True
     preview_every: int = 5
+
+    @classmethod
+    def from_card(cls, card: dict, image, mask) -> CounterfactualRequest:
+        """The request a ``run.json`` was made with, on its image and mask."""
+        settings = card.get("settings") if isinstance(card, dict) else None
+        names = {f.name for f in fields(cls)} - {"image", "mask"}
+        if not isinstance(settings, dict) or "target" not in settings or not set(settings) <= names:
+            raise InputError("That JSON is not a counterfactual run card (run.json with its 'settings').")
+        return cls(image=image, mask=mask, **settings)
 
     def validate(self) -> None:
         if not isinstance(self.num_samples, int) or not 1 <= self.num_samples <= 16:

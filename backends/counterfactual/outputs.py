@@ -1,0 +1,66 @@
+"""Raw outputs of a counterfactual run, written the same way by the tab and the CLI.
+
+A run folder holds ``original.png`` and ``mask.png`` (what the model saw, at its size),
+``counterfactual_<k>.png``, ``difference_<k>.png`` (|Δ| summed over channels, scaled to the run's
+largest change), ``region.png`` (the original with the region's outline) and ``run.json``: the
+predictions, per-sample metrics, the settings and the models — the run card that
+``iclr25-studio counterfactual --run run.json`` reproduces pixel for pixel.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from backends.common.imageio import save_png
+
+if TYPE_CHECKING:
+    from .service import CounterfactualResult
+
+OUTLINE_RGB = (255, 0, 80)
+
+
+def difference_map(image: np.ndarray, original: np.ndarray) -> np.ndarray:
+    """|image − original| summed over channels, scaled to its maximum, as a grey H×W×3 uint8 image."""
+    diff = np.abs(image.astype(int) - original.astype(int)).sum(-1)
+    grey = (np.clip(diff / max(1, diff.max()), 0, 1) * 255).astype(np.uint8)
+    return np.repeat(grey[..., None], 3, -1)
+
+
+def region_outline(image: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The image with the region's border pixels drawn in the outline colour."""
+    m = mask.astype(bool)
+    inner = np.roll(m, 1, 0) & np.roll(m, -1, 0) & np.roll(m, 1, 1) & np.roll(m, -1, 1)
+    out = image.copy()
+    out[m & ~inner] = OUTLINE_RGB
+    return out
+
+
+def run_card(result: CounterfactualResult) -> dict:
+    """``run.json``: the result without pixels, plus the files and the command that reproduces them."""
+    files = {"original": "original.png", "mask": "mask.png", "region": "region.png",
+             "counterfactuals": [f"counterfactual_{k + 1}.png" for k in range(len(result.samples))],
+             "differences": [f"difference_{k + 1}.png" for k in range(len(result.samples))]}
+    return {**result.to_json(), "files": files,
+            "reproduce": "iclr25-studio counterfactual --run run.json --out <folder>  (original.png and mask.png "
+                         "beside run.json, or --image / --mask)"}
+
+
+def write_run(result: CounterfactualResult, folder: Path) -> dict[str, Path]:
+    """Every file of the run into ``folder``; returns name → path (``run`` is run.json)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    card = run_card(result)
+    paths = {"original": save_png(result.original, folder / "original.png"),
+             "mask": save_png((result.mask * 255).astype(np.uint8), folder / "mask.png")}
+    for k, s in enumerate(result.samples):
+        paths[f"counterfactual_{k + 1}"] = save_png(s.image, folder / card["files"]["counterfactuals"][k])
+        paths[f"difference_{k + 1}"] = save_png(difference_map(s.image, result.original),
+                                                folder / card["files"]["differences"][k])
+    paths["region"] = save_png(region_outline(result.original, result.mask), folder / "region.png")
+    paths["run"] = folder / "run.json"
+    paths["run"].write_text(json.dumps(card, indent=2))
+    return paths
