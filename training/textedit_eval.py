@@ -67,15 +67,33 @@ def evaluate(args) -> dict:
     images = np.concatenate([generate(components, prompts[i:i + 16], args.seed + i, args.eval_steps,
                                       args.eval_guidance) for i in range(0, len(prompts), 16)])
     result = score(images, words)
+    ceilings = _ceilings(components[0], pairs, args.seed)
     info = json.loads((args.run_dir / "unet" / "info.json").read_text())
     summary = {"unet_steps": info["steps"], "held_out_words": len(words), "of_held_out": len(HELD_OUT_WORDS), "ddim_steps": args.eval_steps,
-               "guidance_scale": args.eval_guidance, "seconds": round(time.time() - t0, 1), "ocr": result}
+               "guidance_scale": args.eval_guidance, "seconds": round(time.time() - t0, 1), "ocr": result,
+               "ceilings": ceilings}
     out = args.run_dir / "eval"
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(summary, indent=1))
     _contact_sheet(images, out / "samples.png")
-    return {k: v for k, v in summary.items() if k != "ocr"} | {
+    return {k: v for k, v in summary.items() if k not in ("ocr", "ceilings")} | {
         e: {m: round(r[m], 3) for m in ("word_accuracy", "char_f1", "char_levenshtein")} for e, r in result.items()}
+
+
+@torch.no_grad()
+def _ceilings(vae, pairs, seed: int) -> dict:
+    """Word accuracy per engine on clean renders of the same held-out prompts, and on their VAE reconstructions."""
+    from backends.textedit.data import TEMPLATES, render
+
+    rng = np.random.default_rng(seed + 10_000)
+    clean = np.stack([render(w, next(t for t, pre in TEMPLATES.items() if p.startswith(pre)), rng).image
+                      for w, p in pairs])
+    x = torch.from_numpy(clean).permute(0, 3, 1, 2).float() / 127.5 - 1.0
+    rec = vae.decode(vae.encode(x).latent_dist.mean).sample.clamp(-1, 1)
+    rec = ((rec + 1) * 127.5).round().byte().permute(0, 2, 3, 1).numpy()
+    words = [w for w, _ in pairs]
+    return {name: {e: r["word_accuracy"] for e, r in score(imgs, words).items()}
+            for name, imgs in (("clean_renders", clean), ("vae_reconstructions", rec))}
 
 
 def _contact_sheet(images: np.ndarray, path: Path, cols: int = 6) -> None:

@@ -3,7 +3,7 @@
     python -m training.textedit_model --phase vae  --hours 0.3 --run-dir RUN   # AutoencoderKL 32×128 ↔ 8×32×4
     python -m training.textedit_model --phase unet --hours 1.6 --run-dir RUN   # UNet + char-level text encoder
     python -m training.textedit_model --phase eval --run-dir RUN               # OCR of generated held-out words
-    python -m training.textedit_model --phase export --run-dir RUN             # fp16 folders → assets/
+    python -m training.textedit_model --phase export --run-dir RUN             # fp16 pipeline → assets/
 
 Data: ``backends.textedit.data`` (PIL renders of training words in six Debian fonts on six
 templates; the held-out words never appear). The UNet learns ε-prediction on SD's noise schedule
@@ -120,21 +120,18 @@ def phase_unet(args) -> dict:
 
 
 def export(args) -> dict:
-    """fp16 copies of the EMA weights as one diffusers folder (vae/, unet/, text_encoder/, tokenizer/, scheduler/)."""
-    from diffusers import AutoencoderKL, UNet2DConditionModel
-    from transformers import CLIPTextModel, PreTrainedTokenizerFast
+    """fp16 EMA weights saved by ``TextEditPipeline.save_pretrained`` (model_index.json + component folders)."""
+    from backends.textedit.pipeline import TextEditPipeline
+    from training.textedit_eval import load_run_model
 
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    src = args.run_dir / "unet" / "model"
-    AutoencoderKL.from_pretrained(args.run_dir / "vae" / "model").to(torch.float16).save_pretrained(out / "vae")
-    UNet2DConditionModel.from_pretrained(src / "unet").to(torch.float16).save_pretrained(out / "unet")
-    CLIPTextModel.from_pretrained(src / "text_encoder").to(torch.float16).save_pretrained(out / "text_encoder")
-    PreTrainedTokenizerFast.from_pretrained(src / "tokenizer").save_pretrained(out / "tokenizer")
-    N.build_scheduler("ddim").save_pretrained(out / "scheduler")
+    vae, unet, text, tok, sched = load_run_model(args.run_dir)
+    pipe = TextEditPipeline(vae=vae.to(torch.float16), text_encoder=text.to(torch.float16), tokenizer=tok,
+                            unet=unet.to(torch.float16), scheduler=sched)
+    args.out.mkdir(parents=True, exist_ok=True)
+    pipe.save_pretrained(args.out, safe_serialization=True)
     info = {"vae": json.loads((args.run_dir / "vae" / "info.json").read_text()),
             "unet": json.loads((args.run_dir / "unet" / "info.json").read_text())}
-    (out / "training.json").write_text(json.dumps(info, indent=1))
+    (args.out / "training.json").write_text(json.dumps(info, indent=1))
     return info
 
 

@@ -40,18 +40,20 @@ def test_resume_continues_the_step_count(run):
     assert "resumed at step 2" in (root / "run" / "unet" / "log.txt").read_text()
 
 
-def test_export_loads_back_as_diffusers_components(run, tmp_path):
-    from diffusers import AutoencoderKL, UNet2DConditionModel
+def test_export_loads_back_as_the_text_pipeline(run, tmp_path):
+    import numpy as np
 
+    from backends.textedit.loading import load_embedded
     from training.textedit_model import main
 
     root, common = run
     main(["--phase", "export", "--out", str(tmp_path / "asset"), *common])
-    unet = UNet2DConditionModel.from_pretrained(tmp_path / "asset" / "unet")
-    vae = AutoencoderKL.from_pretrained(tmp_path / "asset" / "vae")
-    assert unet.config.block_out_channels == (8, 16, 16) or list(unet.config.block_out_channels) == [8, 16, 16]
-    assert vae.config.scaling_factor > 0
-    assert all(p.suffix != ".bin" for p in (tmp_path / "asset").rglob("*"))
+    assert (tmp_path / "asset" / "model_index.json").exists()
+    assert not any(p.suffix == ".bin" for p in (tmp_path / "asset").rglob("*"))
+    pipe = load_embedded(tmp_path / "asset")
+    assert list(pipe.unet.config.block_out_channels) == [8, 16, 16]
+    out = pipe('a sign that says "cat"', num_inference_steps=2, output_type="np")
+    assert out.images.shape == (1, 32, 128, 3) and np.isfinite(out.images).all()
 
 
 def test_eval_generates_held_out_words_and_scores_both_engines(run):
