@@ -1,0 +1,76 @@
+"""The backend entry point end to end on a tiny pipeline: streamed raw outputs, progress, bad input, Stop."""
+
+import subprocess
+import zipfile
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from backends.common.errors import Cancelled, InputError
+from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.video import probe_video, write_mp4
+from backends.videodepth.service import VideoDepthRequest, VideoDepthResult, estimate_depth, working_size
+
+from .conftest import tiny_pipeline
+
+
+def run(request, pipe, cancel=None):
+    items = list(estimate_depth(request, pipe, cancel))
+    assert isinstance(items[-1], VideoDepthResult)
+    return items[:-1], items[-1]
+
+
+def test_video_to_raw_outputs(tmp_path):
+    rng = np.random.default_rng(0)
+    src = write_mp4((rng.integers(0, 255, (32, 48, 3), dtype=np.uint8) for _ in range(20)), tmp_path / "in.mp4", fps=12)
+    req = VideoDepthRequest(src, tmp_path / "out", max_side=24, num_inference_steps=1, window=8, overlap=2)
+    events, result = run(req, tiny_pipeline())
+    assert result.frames == 20 and result.size == (24, 16) and result.fps == pytest.approx(12)
+    assert all(isinstance(e, ProgressEvent) for e in events) and events[-1].fraction == 1.0 and len(events) >= 3
+    info = probe_video(result.video)
+    assert info.size == (48, 16) and info.source_frames == 20  # input | depth, side by side
+    with zipfile.ZipFile(result.png_zip) as z:
+        names = z.namelist()
+        assert len(names) == 20
+        with z.open(names[3]) as f:
+            png = np.asarray(Image.open(f))
+    assert png.dtype == np.uint16 and png.shape == (16, 24)
+    stack = np.load(result.npz)["disparity"]
+    assert stack.shape == (20, 16, 24) and stack.dtype == np.float16
+    assert np.allclose(stack[3], png / 65535, atol=1e-3)
+
+
+def test_image_input(tmp_path):
+    Image.fromarray(np.full((40, 40, 3), 120, np.uint8)).save(tmp_path / "a.png")
+    _, result = run(VideoDepthRequest(tmp_path / "a.png", tmp_path / "o", max_side=16, num_inference_steps=1),
+                    tiny_pipeline())
+    assert result.frames == 1 and result.size == (16, 16)
+
+
+def test_bad_inputs_are_clear(tmp_path):
+    pipe = tiny_pipeline()
+    (tmp_path / "corrupt.mp4").write_bytes(b"\x00" * 100)
+    Image.new("RGB", (100_000, 10)).save(tmp_path / "wide.png")
+    import imageio_ffmpeg
+
+    audio = tmp_path / "tone.m4a"
+    subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i",
+                    "sine=frequency=440:duration=1", str(audio)], check=True)
+    for name, match in (("corrupt.mp4", "not a video"), ("wide.png", "at most"), ("tone.m4a", "video"),
+                        ("missing.mp4", "not found")):
+        with pytest.raises(InputError, match=match):
+            run(VideoDepthRequest(tmp_path / name, tmp_path / "o"), pipe)
+    with pytest.raises(InputError, match="too thin"):
+        working_size(1000, 10, 64, 16)
+    with pytest.raises(InputError, match="max_frames"):
+        run(VideoDepthRequest(tmp_path / "wide.png", tmp_path / "o", max_frames=0), pipe)
+
+
+def test_stop(tmp_path):
+    src = write_mp4((np.full((16, 16, 3), i * 10, np.uint8) for i in range(20)), tmp_path / "in.mp4")
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(Cancelled):
+        run(VideoDepthRequest(src, tmp_path / "o", max_side=16, num_inference_steps=1, window=8, overlap=2),
+            tiny_pipeline(), cancel)
