@@ -81,12 +81,14 @@ class VideoDepthPipeline(DiffusionPipeline):
             raise InputError(f"Frame size {x.shape[-1]}×{x.shape[-2]} must be a multiple of {m} for this model.")
         return (x.float() * 2 - 1)[None].to(self.device, self.unet.dtype)
 
+    @torch.no_grad()
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """1×F×C×H×W in [-1, 1] → latents 1×F×c×h×w (``latent_dist.mode()`` × scaling factor)."""
         f = x.shape[1]
         z = self.vae.encode(x.flatten(0, 1).to(self.vae.dtype)).latent_dist.mode()
         return (z * self.vae.config.scaling_factor).unflatten(0, (-1, f)).to(self.unet.dtype)
 
+    @torch.no_grad()
     def decode(self, latents: torch.Tensor, chunk: int = 16) -> torch.Tensor:
         """Disparity latents 1×F×c×h×w → F×H×W disparity in [0, 1] (mean over the decoded channels)."""
         z = latents.flatten(0, 1) / self.vae.config.scaling_factor
