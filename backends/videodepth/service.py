@@ -5,7 +5,8 @@ input's frames through ``longvideo.stream_depth`` at the model's working resolut
 outputs to disk as frames finish — an H.264 side-by-side video (input | colour-mapped disparity),
 one 16-bit PNG per frame (zipped), and the whole disparity stack as ``.npz`` (written through a
 disk-backed array) — so memory does not grow with the video's length. It yields progress events
-and, last, a :class:`VideoDepthResult`.
+and, last, a :class:`VideoDepthResult`. A model with an interpolation UNet (the published one) runs
+the paper's key-frame interpolation; the embedded one runs windows aligned to key frames.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.video import iter_video_frames, probe_video, write_mp4
 
+from .interpolation import stream_depth_interpolated
 from .longvideo import stream_depth
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
@@ -126,11 +128,18 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
 
     def side_by_side(pngs: zipfile.ZipFile, stack: np.ndarray):
         frames = resized()
-        for i, disp in stream_depth(pipe, resized, n, request.window, request.overlap, request.max_keys,
-                                    request.num_inference_steps, request.seed,
-                                    on_window=(lambda a, b: report(ProgressEvent(a / b, f"window {a} of {b}")))
-                                    if report else None,
-                                    should_stop=(lambda: cancel.cancelled) if cancel else None):
+        progress = (lambda a, b: report(ProgressEvent(a / b, f"window {a} of {b}"))) if report else None
+        if getattr(pipe, "unet_interp", None) is not None:
+            depth = stream_depth_interpolated(pipe, resized, n, max_keys=request.max_keys,
+                                              num_inference_steps=request.num_inference_steps, seed=request.seed,
+                                              on_segment=progress)
+        else:
+            depth = stream_depth(pipe, resized, n, request.window, request.overlap, request.max_keys,
+                                 request.num_inference_steps, request.seed, on_window=progress,
+                                 should_stop=(lambda: cancel.cancelled) if cancel else None)
+        for i, disp in depth:
+            if cancel:
+                cancel.raise_if_cancelled()
             stack[i] = disp
             buf = io.BytesIO()
             Image.fromarray(np.round(disp * 65535).astype(np.uint16)).save(buf, format="PNG")
@@ -147,4 +156,7 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
         z.write(stack_path, "disparity.npy")
     stack_path.unlink()
     notes = [f"first {n} frames of the video only"] if truncated else []
+    notes.append("long video: key frames + interpolation network" if getattr(pipe, "unet_interp", None) is not None
+                 else "long video: windows aligned to jointly inferred key frames, overlaps cross-faded "
+                      "(this model has no interpolation network)")
     return VideoDepthResult(request.model_id, n, (w, h), fps, video_path, out / "depth_png16.zip", npz, truncated, notes)
