@@ -1,6 +1,6 @@
 """Evaluate a checkpoint of the embedded text model: generate the held-out words, read them with OCR.
 
-    python -m training.textedit_model --phase eval --run-dir RUN [--eval-steps 20 --eval-guidance 4]
+    python -m training.textedit_model --phase eval --run-dir RUN [--eval-steps 20 --eval-guidance 5]
 
 Writes ``RUN/eval/metrics.json`` (per OCR engine: exact-word accuracy, the paper's character-level
 precision / recall / accuracy / F1 and Levenshtein distance, the texts read) and a contact sheet
@@ -69,14 +69,14 @@ def evaluate(args) -> dict:
     result = score(images, words)
     ceilings = _ceilings(components[0], pairs, args.seed)
     info = json.loads((args.run_dir / "unet" / "info.json").read_text())
-    summary = {"unet_steps": info["steps"], "held_out_words": len(words), "of_held_out": len(HELD_OUT_WORDS), "ddim_steps": args.eval_steps,
+    summary = {"unet_steps": info["steps"], "held_out_words": len(words), "of_held_out": len(HELD_OUT_WORDS), "words": words, "ddim_steps": args.eval_steps,
                "guidance_scale": args.eval_guidance, "seconds": round(time.time() - t0, 1), "ocr": result,
                "ceilings": ceilings}
     out = args.run_dir / "eval"
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(summary, indent=1))
     _contact_sheet(images, out / "samples.png")
-    return {k: v for k, v in summary.items() if k not in ("ocr", "ceilings")} | {
+    return {k: v for k, v in summary.items() if k not in ("ocr", "ceilings", "words")} | {
         e: {m: round(r[m], 3) for m in ("word_accuracy", "char_f1", "char_levenshtein")} for e, r in result.items()}
 
 

@@ -132,6 +132,13 @@ def export(args) -> dict:
     info = {"vae": json.loads((args.run_dir / "vae" / "info.json").read_text()),
             "unet": json.loads((args.run_dir / "unet" / "info.json").read_text())}
     (args.out / "training.json").write_text(json.dumps(info, indent=1))
+    evaluation = args.run_dir / "eval" / "metrics.json"
+    if evaluation.exists():  # the card's numbers: the eval phase's result on the exported weights
+        metrics = json.loads(evaluation.read_text())
+        if metrics["unet_steps"] != info["unet"]["steps"]:
+            raise SystemExit(f"eval/metrics.json is of step {metrics['unet_steps']}, the checkpoint is at step "
+                             f"{info['unet']['steps']}: run --phase eval first")
+        (args.out / "metrics.json").write_text(json.dumps({"training": info, **metrics}, indent=1))
     return info
 
 
@@ -164,7 +171,7 @@ def main(argv=None) -> None:
     p.add_argument("--checkpoint-minutes", type=float, default=10.0)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--eval-steps", type=int, default=20, help="DDIM steps of the eval phase")
-    p.add_argument("--eval-guidance", type=float, default=4.0)
+    p.add_argument("--eval-guidance", type=float, default=5.0, help="the tab's default")
     p.add_argument("--eval-words", type=int, default=None, help="evaluate only the first N held-out words")
     p.add_argument("--data-dir", type=Path, default=ROOT / "training" / "data")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "textedit")
