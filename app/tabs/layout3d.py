@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import gradio as gr
@@ -71,34 +69,22 @@ def _editor_js() -> str:
     """
 
 
-# --- per-session scenes (they hold torch tensors and a model: kept here, not in gr.State) ------
-class SceneStore:
-    def __init__(self, capacity: int = 8):
-        self._items: OrderedDict[str, object] = OrderedDict()
-        self._lock = threading.Lock()
-        self.capacity = capacity
+# --- per-session scenes: the backend's store (memory budget; an expired scene is said so) -------
+_STORE = None
 
-    def get(self, request: gr.Request | None):
-        with self._lock:
-            return self._items.get(_key(request))
 
-    def put(self, request: gr.Request | None, session) -> None:
-        with self._lock:
-            self._items[_key(request)] = session
-            self._items.move_to_end(_key(request))
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+def scenes():
+    global _STORE
+    if _STORE is None:  # torch loads on first use, never when the app is built
+        from backends.common.settings import get_settings
+        from backends.layout3d.sessions import SceneStore
 
-    def drop(self, request: gr.Request | None) -> None:
-        with self._lock:
-            self._items.pop(_key(request), None)
+        _STORE = SceneStore(get_settings().layout3d_scene_memory_mb)
+    return _STORE
 
 
 def _key(request) -> str:
     return getattr(request, "session_hash", None) or "anonymous"
-
-
-SCENES = SceneStore()
 
 
 # --- conversions ---------------------------------------------------------------------------
@@ -146,22 +132,23 @@ def overlay_masks(stage, stages) -> np.ndarray:
     return img.clip(0, 255).astype(np.uint8)
 
 
-def show_scene(result_stages, show_masks: bool, model: str, device: str, seconds: float | None, warning: str = ""):
-    last = result_stages[-1]
-    main = overlay_masks(last, result_stages) if show_masks else last.image
-    gallery = [(enlarge(s.image, 128), f"{s.index}: {s.action}") for s in result_stages]
-    out_dir = new_output_dir("layout3d")
-    from backends.layout3d.outputs import write_scene
+def show_scene(session, show_masks: bool, seconds: float | None, warning: str = ""):
+    """The scene's last stage, its history and its files (written by the backend's writer, as the CLI does)."""
+    from backends.layout3d.outputs import scene_card, write_scene
 
-    summary = {"stages": [s.summary() for s in result_stages], "model": model, "device": device}
-    paths = write_scene(result_stages, summary, out_dir)
+    stages = session.stages
+    last = stages[-1]
+    main = overlay_masks(last, stages) if show_masks else last.image
+    gallery = [(enlarge(s.image, 128), f"{s.index}: {s.action}") for s in stages]
+    card = scene_card(session)
+    paths = write_scene(stages, card, new_output_dir("layout3d"))
     files = [str(paths[k]) for k in ("image", "depth", "layout", "summary") if k in paths]
     took = f" · {seconds:.1f} s" if seconds is not None else ""
-    status = (f"**Stage {last.index}: {last.action}** · made by `{model}` on `{device}`{took} · "
-              f"{len(result_stages)} stage(s) in the history")
+    status = (f"**Stage {last.index}: {last.action}** · made by `{card['model']}` on `{card['device']}`{took} · "
+              f"{len(stages)} stage(s) in the history")
     if warning:
         status += f"\n\n⚠️ {warning}"
-    return enlarge(main), gallery, status, summary, files
+    return enlarge(main), gallery, status, card, files
 
 
 def build(demo: gr.Blocks) -> None:
@@ -187,7 +174,10 @@ def build(demo: gr.Blocks) -> None:
             with gr.Accordion("Layout JSON (edit, paste, load)", open=True):
                 layout_json = gr.Textbox(layout_text(DEFAULT_LAYOUT), lines=4, max_lines=10,
                                          label="Layout JSON", elem_id="l3d-json")
-                load_btn = gr.UploadButton("Load layout JSON", file_types=[".json"], elem_id="l3d-load")
+                with gr.Row():
+                    load_btn = gr.UploadButton("Load layout JSON", file_types=[".json"], elem_id="l3d-load")
+                    rebuild_btn = gr.UploadButton("Rebuild from stages.json", file_types=[".json"],
+                                                  elem_id="l3d-rebuild")
         with gr.Column(scale=4):
             depth = gr.Image(label="Box depth (the condition; near = bright)", type="numpy", height=240,
                              interactive=False, elem_id="l3d-depth")
@@ -266,20 +256,21 @@ def build(demo: gr.Blocks) -> None:
                             guidance_scale=float(guidance_v), method=method_v, blend_fraction=float(blend_v),
                             dsa_start_fraction=float(dsa_v), dsa_masking=masking_v)
 
-    def _stream(work, request, masks_v, progress):
+    def _stream(work, request, masks_v, progress, layout_too: bool = False):
         token = CANCELS.start(request, "layout3d")
+        more = (gr.update(),) if layout_too else ()
         try:
             for kind, item in stream(work(token), progress):
                 if kind == "preview":
-                    yield enlarge(item, 120), *(gr.update(),) * 5
+                    yield enlarge(item, 120), *(gr.update(),) * 5, *more
                 else:
-                    if item.session is not None:
-                        SCENES.put(request, item.session)
-                    yield gr.update(), *show_scene(item.stages, masks_v, item.model, item.device, item.seconds,
-                                                   item.vocabulary_warning)
+                    scenes().put(_key(request), item.session)
+                    shown = show_scene(item.session, masks_v, item.seconds, item.vocabulary_warning)
+                    layout = (layout_text(item.last.layout.to_dict()),) if layout_too else ()
+                    yield gr.update(), *shown, *layout
         except Cancelled:
             yield gr.update(), gr.update(), gr.update(), "Stopped by the user; the stages finished before are kept.", \
-                gr.update(), gr.update()
+                gr.update(), gr.update(), *more
         finally:
             CANCELS.finish(request, "layout3d", token)
 
@@ -296,29 +287,42 @@ def build(demo: gr.Blocks) -> None:
     def on_next(text, masks_v, request: gr.Request, progress=gr.Progress()):
         from backends.layout3d.service import edit_scene
 
-        session = SCENES.get(request)
+        session = scenes().get(_key(request))  # an expired scene raises a message saying so
         if session is None or not session.stages:
             raise InputError("Generate a scene first; the next stage builds on it.")
         layout = Layout.from_json(text)
         yield from _stream(lambda tok: edit_scene(session, layout, tok), request, masks_v, progress)
+
+    @user_errors
+    def on_rebuild(file, masks_v, request: gr.Request, progress=gr.Progress()):
+        from backends.layout3d.service import read_card, replay_scene
+
+        if file is None:
+            raise InputError("Choose a stages.json (the download of a scene).")
+        try:
+            card = json.loads(Path(file).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            raise InputError("That file is not a readable stages.json.") from None
+        read_card(card)  # a clear message before any work
+        yield from _stream(lambda tok: replay_scene(card, tok), request, masks_v, progress, layout_too=True)
 
     def on_select(evt: gr.SelectData):
         return evt.index
 
     @user_errors
     def on_back(idx, masks_v, request: gr.Request):
-        session = SCENES.get(request)
+        session = scenes().get(_key(request))
         if session is None or not session.stages:
             raise InputError("There is no scene yet.")
         if idx is None or int(idx) < 0:
             raise InputError("Select a stage in the history first.")
         stage = session.go_back(int(idx))
-        shown = show_scene(session.stages, masks_v, getattr(session, "model_id", ""), str(session.pipe.device), None)
-        return layout_text(stage.layout.to_dict()), *shown
+        scenes().put(_key(request), session)
+        return layout_text(stage.layout.to_dict()), *show_scene(session, masks_v, None)
 
     @user_errors
     def on_masks(masks_v, request: gr.Request):
-        session = SCENES.get(request)
+        session = scenes().get(_key(request))
         if session is None or not session.stages:
             return gr.update()
         last = session.last
@@ -328,7 +332,8 @@ def build(demo: gr.Blocks) -> None:
         return "Stopping…" if CANCELS.cancel(request, "layout3d") else "Nothing is running."
 
     def on_unload(request: gr.Request):
-        SCENES.drop(request)
+        if _STORE is not None:
+            _STORE.drop(_key(request))
 
     outs = [preview, image, history, status, summary, files]
     layout_json.change(on_layout, inputs=layout_json, outputs=[table, depth, layout_status, scene_prompt],
@@ -344,6 +349,8 @@ def build(demo: gr.Blocks) -> None:
                                        show_masks], outputs=outs, api_name="layout3d_generate", concurrency_id="gpu")
     next_btn.click(on_next, inputs=[layout_json, show_masks], outputs=outs, api_name="layout3d_next_stage",
                    concurrency_id="gpu")
+    rebuild_btn.upload(on_rebuild, inputs=[rebuild_btn, show_masks], outputs=[*outs, layout_json],
+                       api_name="layout3d_rebuild", concurrency_id="gpu")
     history.select(on_select, outputs=back_idx, api_visibility="private", queue=False)
     back_btn.click(on_back, inputs=[back_idx, show_masks], outputs=[layout_json, image, history, status, summary, files],
                    api_name="layout3d_go_back", concurrency_id="layout3d-edit")

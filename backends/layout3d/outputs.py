@@ -1,14 +1,29 @@
 """Raw outputs of a scene: per stage the image (PNG), the box depth (16-bit PNG), the layout (JSON),
-and a ``stages.json`` with what every stage did — written the same way by the tab and the CLI."""
+and ``stages.json`` — the run card: the model, every setting, and what every stage did with its
+layout. The tab and the CLI both write through here, and ``iclr25-studio layout3d --run stages.json``
+replays a card to the same pixels."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from backends.common.imageio import save_depth_png16, save_png
 
 from .stages import Stage
+
+if TYPE_CHECKING:
+    from .stages import SceneSession
+
+REPRODUCE = "iclr25-studio layout3d --run stages.json --out <folder>"
+
+
+def scene_card(session: SceneSession) -> dict:
+    """``stages.json``: model, device, settings and every stage's summary (with its layout)."""
+    return {"model": session.model_id, "device": str(session.pipe.device), "settings": asdict(session.settings),
+            "size": session.size, "stages": [s.summary() for s in session.stages], "reproduce": REPRODUCE}
 
 
 def write_stage(stage: Stage, folder: Path) -> dict[str, Path]:
@@ -25,11 +40,11 @@ def write_stage(stage: Stage, folder: Path) -> dict[str, Path]:
     return paths
 
 
-def write_scene(stages: list[Stage], summary: dict, folder: Path) -> dict[str, Path]:
-    """Every stage's files plus ``stages.json``; returns the last stage's paths and the summary path."""
+def write_scene(stages: list[Stage], card: dict, folder: Path) -> dict[str, Path]:
+    """Every stage's files plus ``stages.json``; returns the last stage's paths and the card's path."""
     paths: dict[str, Path] = {}
     for st in stages:
         paths = write_stage(st, folder)
     paths["summary"] = folder / "stages.json"
-    paths["summary"].write_text(json.dumps(summary, indent=1, default=str))
+    paths["summary"].write_text(json.dumps(card, indent=1, default=str))
     return paths

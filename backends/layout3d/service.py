@@ -1,8 +1,9 @@
 """The 3D Layout capability's entry points: one call per user action, shared by tab, API, CLI and tests.
 
 * ``preview_depth(layout)`` — the cheap box-depth render of a layout (no model);
-* ``start_scene(request)`` / ``edit_scene(session, layout)`` — generators of ``ProgressEvent``
-  ending in a ``SceneResult`` (the stages so far, the new ones marked);
+* ``start_scene(request)`` / ``edit_scene(session, layout)`` / ``replay_scene(stages_json)`` —
+  generators of ``ProgressEvent`` ending in a ``SceneResult`` (the stages so far, the new ones
+  marked, and the run card that ``outputs.write_scene`` saves as stages.json);
 * ``load_pipeline(model_id)`` — a model, loaded once per process and kept.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from backends.common.errors import InputError
@@ -22,6 +23,7 @@ from .attention import DSAConfig
 from .layout import Layout, preview_depth  # noqa: F401 (part of the capability's entry points)
 from .loading import ModelDefaults, load_for
 from .models import DEFAULT_MODEL, MODEL_CHOICES
+from .outputs import scene_card
 from .pipeline import BuildAScenePipeline
 from .stages import METHODS, SceneSession, Stage, StageSettings
 
@@ -113,32 +115,61 @@ def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Ite
     session = SceneSession(pipe, request.settings(defaults), defaults.size)
     session.model_id = request.model
     warning = _vocab_warning(pipe, request.layout)
-    yield from _run(session, request.layout, cancel, t0, warning)
+    yield from _run(session, [request.layout], cancel, t0, warning)
 
 
 def edit_scene(session: SceneSession, layout: Layout, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
     """The next stage(s): insert, change, move/resize/rotate or remove boxes; earlier objects kept."""
     if session is None or not session.stages:
         raise InputError("Generate a scene first; the next stage builds on it.")
-    yield from _run(session, layout, cancel, time.perf_counter(), _vocab_warning(session.pipe, layout))
+    yield from _run(session, [layout], cancel, time.perf_counter(), _vocab_warning(session.pipe, layout))
 
 
-def _run(session: SceneSession, layout: Layout, cancel, t0, warning) -> Iterator[ProgressEvent | SceneResult]:
-    """The stages stream their previews through the pipeline's ``callback_on_step_end``."""
+def replay_scene(card: dict, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
+    """Rebuild a scene from its ``stages.json``: the same model and settings, stage by stage, same pixels."""
+    model, settings, layouts = read_card(card)
+    t0 = time.perf_counter()
+    yield ProgressEvent(0.0, f"loading {model}")
+    pipe, defaults = load_pipeline(model)
+    session = SceneSession(pipe, settings, defaults.size)
+    session.model_id = model
+    yield from _run(session, layouts, cancel, t0, _vocab_warning(pipe, layouts[-1]))
+
+
+def read_card(card: dict) -> tuple[str, StageSettings, list[Layout]]:
+    """The model, settings and stage layouts of a ``stages.json``; InputError when it is not one."""
+    try:
+        model, raw, stages = card["model"], dict(card["settings"]), card["stages"]
+        dsa = DSAConfig(**raw.pop("dsa"))
+        settings = StageSettings(**raw, dsa=dsa)
+        layouts = [Layout.from_json(st["layout"]) for st in stages]
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError("That JSON is not a 3D Layout run card (stages.json with model, settings and stages).") from None
+    if model not in MODEL_CHOICES:
+        raise InputError(f"The run card names the model {model!r}; this suite knows {', '.join(MODEL_CHOICES)}.")
+    if not layouts or layouts[0].boxes:
+        raise InputError("A run card's first stage is the empty scene.")
+    settings.validate()
+    return model, settings, layouts
+
+
+def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning) -> Iterator[ProgressEvent | SceneResult]:
+    """Reach each layout in turn; the stages stream their previews through ``callback_on_step_end``."""
     before = len(session.stages)
 
     def work(report):
         with _LOCK:  # one model, one set of attention processors: stages run one at a time
-            return session.edit(layout, report, cancel)
+            for layout in layouts:
+                session.edit(layout, report, cancel)
 
     for item in stream_reports(work, cancel):
         if isinstance(item, ProgressEvent):
             yield item
     stages = session.stages
-    yield SceneResult(stages, list(range(before, len(stages))), getattr(session, "model_id", session.pipe.name),
-                      str(session.pipe.device), time.perf_counter() - t0, warning,
-                      {"stages": [s.summary() for s in stages], "model": getattr(session, "model_id", session.pipe.name),
-                       "settings": asdict(session.settings)}, session)
+    yield SceneResult(stages, list(range(before, len(stages))), session.model_id, str(session.pipe.device),
+                      time.perf_counter() - t0, warning, scene_card(session), session)
 
 
 def _vocab_warning(pipe, layout: Layout) -> str:

@@ -88,6 +88,7 @@ class SceneSession:
         self.pipe, self.settings, self.size = pipe, settings, size
         self.noise = pipe.prepare_latents(1, size, size, torch.Generator().manual_seed(int(settings.seed)))
         self.stages: list[Stage] = []
+        self.model_id = pipe.name  # the registered id, set by the service
         self._on_step: Callable | None = None  # the running stage's callback_on_step_end
 
     @property

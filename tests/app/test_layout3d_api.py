@@ -59,3 +59,63 @@ def test_next_stage_before_generate_is_a_clear_error(live_app):
     fresh = Client(live_app[1], verbose=False)  # a new session: nothing generated yet
     with pytest.raises(Exception, match="Generate a scene first"):
         fresh.predict(json.dumps(LAYOUT), False, api_name="/layout3d_next_stage")
+
+
+ONE_BOX = {"scene_prompt": SCENE, "boxes": [LAYOUT["boxes"][0]]}
+
+
+def test_a_downloaded_stages_json_reproduces_the_scene_through_the_cli(client, tmp_path):
+    """Download from the tab (generate + a move), rerun with `iclr25-studio layout3d --run`, compare pixels."""
+    import shutil
+    import subprocess
+    import sys
+
+    client.predict(json.dumps(ONE_BOX), "layout3d-embedded", 5, 4, 3.0, "bas", 0.9, 0.5, "multiply", False,
+                   api_name="/layout3d_generate")
+    moved = json.loads(json.dumps(ONE_BOX))
+    moved["boxes"][0]["center"] = [-0.2, 0.9, 0.35]
+    *_, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
+    assert [s["kind"] for s in summary["stages"]] == ["empty", "insert", "move"]
+    assert summary["settings"]["seed"] == 5 and summary["settings"]["num_inference_steps"] == 4
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    for f in files:
+        shutil.copy(f, downloads / Path(f).name)
+    out = tmp_path / "again"
+    res = subprocess.run([sys.executable, "-m", "app", "layout3d", "--run", str(downloads / "stages.json"),
+                          "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    for name in ("stage02.png", "stage02_depth16.png"):
+        assert np.array_equal(np.asarray(Image.open(out / name)), np.asarray(Image.open(downloads / name))), name
+    again = json.loads((out / "stages.json").read_text())
+    assert again["settings"] == summary["settings"] and [s["layout"] for s in again["stages"]] == \
+        [s["layout"] for s in summary["stages"]]
+
+
+def test_an_expired_scene_says_so_and_rebuilds_from_its_stages_json(live_app, tmp_path):
+    """A scene dropped for memory is reported as expired, not as a later failure; its stages.json brings it back."""
+    import shutil
+
+    from gradio_client import Client, handle_file
+
+    import app.tabs.layout3d as tab
+    from backends.layout3d.sessions import SceneStore
+
+    saved, tab._STORE = tab._STORE, SceneStore(budget_mb=0.5)  # room for one small scene
+    try:
+        alice, bob = Client(live_app[1], verbose=False), Client(live_app[1], verbose=False)
+        args = ("layout3d-embedded", 1, 3, 3.0, "bas", 0.9, 0.5, "multiply", False)
+        *_, files = alice.predict(json.dumps(ONE_BOX), *args, api_name="/layout3d_generate")
+        card = tmp_path / "stages.json"
+        shutil.copy(next(f for f in files if f.endswith("stages.json")), card)
+        bob.predict(json.dumps(ONE_BOX), *args, api_name="/layout3d_generate")
+        moved = json.loads(json.dumps(ONE_BOX))
+        moved["boxes"][0]["center"] = [-0.2, 0.9, 0.35]
+        with pytest.raises(Exception, match="This scene expired.*Reload its stages.json"):
+            alice.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
+        *_, summary, _, text = alice.predict(handle_file(str(card)), False, api_name="/layout3d_rebuild")
+        assert [s["kind"] for s in summary["stages"]] == ["empty", "insert"] and json.loads(text)["boxes"]
+        *_, summary, _ = alice.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
+        assert [s["kind"] for s in summary["stages"]] == ["empty", "insert", "move"]
+    finally:
+        tab._STORE = saved

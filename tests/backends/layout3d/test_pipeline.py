@@ -193,7 +193,7 @@ def test_methods_differ_and_previews_stream(tiny):
         steps = []
         out = tiny("a red cube", _depth(), num_inference_steps=4, guidance_scale=2.0, latents=noise,
                    source=src.cache, box_mask=_box(), mode=mode,
-                   callback_on_step_end=lambda p, i, t, kw: steps.append(i) or {})
+                   callback_on_step_end=lambda p, i, t, kw, seen=steps: seen.append(i) or {})
         assert steps == [0, 1, 2, 3]
         outs[mode] = out.latents
     assert not torch.allclose(outs["dsa"], outs["mutual"]) and not torch.allclose(outs["dsa"], outs["blend"])
