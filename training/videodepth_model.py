@@ -48,7 +48,8 @@ def encode_batch(codec, rgb: np.ndarray, disp: np.ndarray) -> tuple[torch.Tensor
 
 
 def flow_matching_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, positions: torch.Tensor,
-                       gen: torch.Generator, sigma_one_p: float = 0.25) -> torch.Tensor:
+                       gen: torch.Generator, sigma_one_p: float = 0.25, prediction: str = "sample") -> torch.Tensor:
+    """MSE on the velocity ε − x0 (``v_prediction``) or on the clean latent x0 (``sample``)."""
     b = z_disp.shape[0]
     sigma = torch.rand(b, generator=gen)
     sigma = torch.where(torch.rand(b, generator=gen) < sigma_one_p, torch.ones_like(sigma), sigma)
@@ -56,7 +57,7 @@ def flow_matching_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, position
     s = sigma.view(b, 1, 1, 1, 1)
     noisy = (1 - s) * z_disp + s * noise
     pred = unet(torch.cat([noisy, z_rgb], 2), sigma * 1000, position_ids=positions).sample
-    return F.mse_loss(pred, noise - z_disp)
+    return F.mse_loss(pred, noise - z_disp if prediction == "v_prediction" else z_disp)
 
 
 def sample_step(clips, rng: np.random.Generator, frames_per_step: int):
@@ -68,30 +69,24 @@ def sample_step(clips, rng: np.random.Generator, frames_per_step: int):
     return rgb, disp, torch.from_numpy(positions)
 
 
-@torch.no_grad()
-def predict_disparity(unet, codec, rgb: np.ndarray, positions: np.ndarray | None = None, steps: int = 1,
-                      seed: int = 0) -> np.ndarray:
-    """Euler flow-matching sampling for one clip (F×H×W×3 uint8) → disparity F×H×W in [0, 1]."""
+def make_pipeline(unet, codec, prediction: str):
     from diffusers import FlowMatchEulerDiscreteScheduler
 
-    sched = FlowMatchEulerDiscreteScheduler(**N.SCHEDULER_CONFIG)
-    sched.set_timesteps(steps)
-    _, z_rgb = encode_batch(codec, rgb[None], np.zeros(rgb.shape[:3], np.float32)[None])
-    gen = torch.Generator().manual_seed(seed)
-    z = torch.randn((1, z_rgb.shape[1], unet.config.out_channels, *z_rgb.shape[-2:]), generator=gen)
-    pos = None if positions is None else torch.as_tensor(positions)[None]
-    for t in sched.timesteps:
-        v = unet(torch.cat([z, z_rgb], 2), t, position_ids=pos).sample
-        z = sched.step(v, t, z).prev_sample
-    d = codec.decode(z[0] / codec.config.scaling_factor).sample.mean(1)
-    return (d * 0.5 + 0.5).clamp(0, 1).numpy()
+    from backends.videodepth.pipeline import VideoDepthPipeline
+
+    pipe = VideoDepthPipeline(vae=codec, unet=unet, scheduler=FlowMatchEulerDiscreteScheduler(**N.SCHEDULER_CONFIG),
+                              prediction_type=prediction)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe
 
 
-def evaluate(unet, codec, clips, n_clips: int = 8, frames: int = 16, steps: int = 1) -> dict[str, float]:
+def evaluate(unet, codec, clips, prediction: str, n_clips: int = 8, frames: int = 16, steps: int = 1) -> dict[str, float]:
+    pipe = make_pipeline(unet, codec, prediction)
     rows = []
     for c in range(min(n_clips, len(clips["rgb"]))):
         sl = slice(0, frames)
-        pred = predict_disparity(unet, codec, clips["rgb"][c, sl], np.arange(frames), steps=steps)
+        pred = pipe(clips["rgb"][c, sl], position_ids=np.arange(frames), num_inference_steps=steps,
+                    generator=torch.Generator().manual_seed(c)).disparity
         rows.append(evaluate_clip(pred, clips["depth"][c, sl].astype(np.float32), clips["static"][c, sl],
                                   clips["intrinsics"][c], clips["extrinsics"][c, sl]))
     return {k: float(np.nanmean([r[k] for r in rows])) for k in rows[0]}
@@ -128,6 +123,9 @@ def train(args) -> dict:
         step, elapsed = st["step"], st["elapsed"]
         _log(run, f"resumed at step {step} ({elapsed / 60:.1f} min)")
     else:
+        if args.init_from:
+            unet.load_state_dict(torch.load(args.init_from, weights_only=False)["ema"])
+            _log(run, f"initialised from {args.init_from} (EMA weights); objective: {args.prediction}")
         ema.load_state_dict(unet.state_dict())
     ema.eval()
     rng = np.random.default_rng(args.seed + step)
@@ -136,7 +134,7 @@ def train(args) -> dict:
     while time.time() - t0 < args.hours * 3600 and (args.max_steps is None or step < args.max_steps):
         rgb, disp, positions = sample_step(clips, rng, args.frames_per_step)
         z_disp, z_rgb = encode_batch(codec, rgb, disp)
-        loss = flow_matching_loss(unet, z_disp, z_rgb, positions, gen)
+        loss = flow_matching_loss(unet, z_disp, z_rgb, positions, gen, prediction=args.prediction)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
@@ -160,8 +158,10 @@ def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, codec, h
                 "elapsed": elapsed}, run / "state.tmp")
     (run / "state.tmp").rename(run / "state.pt")
     ema.save_pretrained(run / "model" / "unet")
-    metrics = evaluate(ema, codec, held_out, n_clips=args.eval_during_training) if args.eval_during_training else {}
+    metrics = evaluate(ema, codec, held_out, args.prediction, n_clips=args.eval_during_training) \
+        if args.eval_during_training else {}
     info = {"steps": step, "minutes": round(elapsed / 60, 1), "frames_per_step": args.frames_per_step,
+            "prediction": args.prediction, "init_from_steps": args.init_from_steps,
             "final_loss": float(np.mean(losses[-200:])) if losses else None, "eval_1step": metrics}
     (run / "info.json").write_text(json.dumps(info, indent=1))
     _log(run, f"checkpoint {json.dumps(info)}")
@@ -170,15 +170,11 @@ def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, codec, h
 
 def export(args) -> dict:
     """The EMA UNet as an fp16 ``VideoDepthPipeline`` folder, scored on held-out clips and real photographs."""
-    from diffusers import FlowMatchEulerDiscreteScheduler
-
     from backends.videodepth.evaluation import evaluate_pipeline
-    from backends.videodepth.pipeline import VideoDepthPipeline
 
+    info = json.loads((args.run_dir / "info.json").read_text())
     unet = N.UNetSpatioTemporalRopeConditionModel.from_pretrained(args.run_dir / "model" / "unet").eval()
-    pipe = VideoDepthPipeline(vae=N.build_codec(), unet=unet,
-                              scheduler=FlowMatchEulerDiscreteScheduler(**N.SCHEDULER_CONFIG))
-    pipe.set_progress_bar_config(disable=True)
+    pipe = make_pipeline(unet, N.build_codec(), info.get("prediction", "v_prediction"))
     held_out = cached_clips("eval", args.data_dir, args.eval_clips)
     metrics = {"eval_clips": args.export_eval_clips, "frames_per_clip": 16, "resolution": "64x64",
                "alignment": "least-squares scale and shift in disparity, per video"}
@@ -186,13 +182,13 @@ def export(args) -> dict:
         scores = evaluate_pipeline(pipe, held_out, n_clips=args.export_eval_clips, steps=steps)
         metrics[f"steps_{steps}"] = scores
         _log(args.run_dir, f"export eval, {steps} step(s): {json.dumps(scores)}")
-    info = json.loads((args.run_dir / "info.json").read_text())
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
     pipe.unet.to(torch.float16)
     pipe.save_pretrained(out)
     pipe.unet.to(torch.float32)
-    metrics.update(train_steps=info["steps"], train_minutes=info["minutes"], frames_per_step=info["frames_per_step"],
+    metrics.update(train_steps=info["steps"] + info.get("init_from_steps", 0), prediction=pipe.config.prediction_type,
+                   train_minutes=info["minutes"], frames_per_step=info["frames_per_step"],
                    final_loss=info["final_loss"], params_m=round(sum(p.numel() for p in unet.parameters()) / 1e6, 2))
     (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
     _real_photographs(pipe, out / "real_photographs.png")
@@ -233,6 +229,10 @@ def main(argv=None) -> None:
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--checkpoint-minutes", type=float, default=10.0)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--prediction", choices=("sample", "v_prediction"), default="sample",
+                   help="UNet target: the clean latent x0 (default) or the velocity ε − x0 (as published)")
+    p.add_argument("--init-from", type=Path, default=None, help="state.pt whose EMA weights start a new run")
+    p.add_argument("--init-from-steps", type=int, default=0, help="steps that --init-from had trained (recorded)")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "videodepth")
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "videodepth-embedded")
     p.add_argument("--export-eval-clips", type=int, default=24)

@@ -26,6 +26,9 @@ from diffusers.utils.torch_utils import randn_tensor
 
 from backends.common.errors import InputError
 
+# What the UNet predicts: the flow velocity ε − x0 (the published checkpoint) or the clean latent x0.
+PREDICTION_TYPES = ("v_prediction", "sample")
+
 
 @dataclass
 class VideoDepthOutput(BaseOutput):
@@ -46,10 +49,22 @@ class VideoDepthPipeline(DiffusionPipeline):
     _optional_components = ["unet_interp"]
     _callback_tensor_inputs = ["latents", "model_output"]
 
-    def __init__(self, vae, unet, scheduler: FlowMatchEulerDiscreteScheduler, unet_interp=None):
+    def __init__(self, vae, unet, scheduler: FlowMatchEulerDiscreteScheduler, unet_interp=None,
+                 prediction_type: str = "v_prediction"):
         super().__init__()
+        if prediction_type not in PREDICTION_TYPES:
+            raise ValueError(f"prediction_type must be one of {PREDICTION_TYPES}, got {prediction_type!r}")
         self.register_modules(vae=vae, unet=unet, scheduler=scheduler, unet_interp=unet_interp)
+        self.register_to_config(prediction_type=prediction_type)
         self._interrupt = False
+
+    def velocity(self, model_output: torch.Tensor, latents: torch.Tensor, step_index: int) -> torch.Tensor:
+        """The flow velocity the Euler step needs: the UNet's output itself (``v_prediction``, the published
+        model), or (x_σ − x̂0)/σ when the UNet predicts the clean latent (``sample``, the embedded one)."""
+        if self.config.prediction_type == "v_prediction":
+            return model_output
+        sigma = self.scheduler.sigmas[step_index].to(latents.device, latents.dtype)
+        return (latents - model_output) / sigma.clamp_min(1e-4)
 
     @property
     def interrupt(self) -> bool:
@@ -151,7 +166,7 @@ class VideoDepthPipeline(DiffusionPipeline):
                 if self.interrupt:
                     break
                 model_output = self.unet(torch.cat([latents, rgb_latents], 2), t, position_ids=pos).sample
-                latents = self.scheduler.step(model_output, t, latents).prev_sample
+                latents = self.scheduler.step(self.velocity(model_output, latents, i), t, latents).prev_sample
                 if callback_on_step_end is not None:
                     tensors = {"latents": latents, "model_output": model_output}
                     out = callback_on_step_end(self, i, t, {k: tensors[k] for k in callback_on_step_end_tensor_inputs})

@@ -85,3 +85,25 @@ def test_bad_inputs_are_clear():
         pipe(np.zeros((2, 16, 16, 4), np.uint8))
     with pytest.raises(InputError, match="num_inference_steps"):
         pipe(tiny_video(), num_inference_steps=0)
+
+
+def constant_field(value):
+    """Stands in for the UNet's forward: the same prediction everywhere (a known field for the sampler)."""
+    return lambda sample, timestep, position_ids=None: type("O", (), {"sample": value.expand_as(sample[:, :, :48])})
+
+
+@pytest.mark.parametrize("steps", [1, 3])
+def test_euler_sampler_on_known_fields(steps):
+    pipe = tiny_pipeline()
+    target = torch.randn(1, 4, 48, 4, 4, generator=torch.Generator().manual_seed(5))
+    noise = torch.randn(1, 4, 48, 4, 4, generator=torch.Generator().manual_seed(6))
+    pipe.unet.forward = constant_field(target)
+    # velocity field v ≡ V: Euler from σ = 1 to 0 moves the noise by −V
+    out = pipe(tiny_video(), num_inference_steps=steps, latents=noise.clone())
+    assert torch.allclose(out.latents, noise - target, atol=1e-5)
+    # clean-latent prediction x̂0 ≡ X: every step moves towards X and the last lands on it
+    pipe.register_to_config(prediction_type="sample")
+    out = pipe(tiny_video(), num_inference_steps=steps, latents=noise.clone())
+    assert torch.allclose(out.latents, target, atol=1e-5)
+    with pytest.raises(ValueError, match="prediction_type"):
+        VideoDepthPipeline(pipe.vae, pipe.unet, pipe.scheduler, prediction_type="epsilon")
