@@ -29,11 +29,11 @@ import time
 
 import numpy as np
 
-from backends.games.gops import GopsConfig, GopsState
-from backends.games.gops_agents import GreedyAgent, MCTSAgent, RandomAgent
-from backends.games.gops_batch import random_playouts
-from backends.games.gops_games import strategy_agent
-from backends.games.gops_heuristics import BASELINE_SOURCE
+from backends.games.gops.agents import GreedyAgent, MCTSAgent, RandomAgent
+from backends.games.gops.batch import random_playouts
+from backends.games.gops.game import GopsConfig, GopsState
+from backends.games.gops.heuristics import BASELINE_SOURCE
+from backends.games.gops.selfplay import strategy_agent
 from bench.report import RESULTS, markdown_table, write_results
 
 
@@ -86,7 +86,7 @@ def our_sims_per_s(n_cards: int, leaf: str = "rollout", seconds: float = 1.0) ->
     """Simulations per second of our search on the first move: ``rollout`` (the peer's leaf evaluator),
     ``baseline`` (the compiled heuristic) or ``sandboxed`` (the baseline's source run in the sandbox, as
     any LLM-written strategy is)."""
-    from backends.games.sandbox import SandboxedFunction
+    from backends.games.strategist.sandbox import SandboxedFunction
 
     state = GopsState.new(GopsConfig(n_cards), seed=0)
 
@@ -208,8 +208,8 @@ def payoff_vs_policy(agent, game, policy, n_cards: int, games: int, seed: int) -
 
 def avalon_strategy():
     """The best Avalon strategy shipped with the suite (STRATEGIST run), and its batch heuristic."""
-    from backends.games.avalon_games import heuristic_for
-    from backends.games.strategist import best_strategy, describe_origin
+    from backends.games.avalon.selfplay import heuristic_for
+    from backends.games.strategist.loop import best_strategy, describe_origin
 
     best = best_strategy("avalon")
     heuristic, box = heuristic_for(best.source)
@@ -219,9 +219,9 @@ def avalon_strategy():
 def avalon_win_rates(games: int, worlds: int, heuristic, seed: int = 0) -> dict:
     """Good-side win rate for each (good agents, evil agents) pairing over the same seeded deals (5 players):
     rule agents; search with full playouts; search with a STRATEGIST value heuristic at its leaves."""
-    from backends.games.avalon import AvalonConfig, AvalonGame
-    from backends.games.avalon_agents import RuleAgent, play_avalon
-    from backends.games.avalon_search import SearchAgent
+    from backends.games.avalon.agents import RuleAgent, play_avalon
+    from backends.games.avalon.game import AvalonConfig, AvalonGame
+    from backends.games.avalon.search import SearchAgent
 
     kinds = {"rule": lambda i: RuleAgent(seed + i), "search": lambda i: SearchAgent(seed + i, worlds=worlds),
              "strategist": lambda i: SearchAgent(seed + i, worlds=worlds, heuristic=heuristic)}
@@ -241,11 +241,11 @@ def avalon_llm_win_rates(games: int, worlds: int, strategy, heuristic, seed: int
     """With discussion: the STRATEGIST strategy's search agents (its heuristic) speaking through the
     configured LLM by its dialogue guides, against the rule agents, on either side, over the same deals as
     :func:`avalon_win_rates`."""
-    from backends.games.avalon import AvalonConfig, AvalonGame
-    from backends.games.avalon_agents import RuleAgent, play_avalon
-    from backends.games.avalon_dialogue import LLMSpeaker
-    from backends.games.avalon_search import SearchAgent
-    from backends.games.llm import CachedLLM, get_llm
+    from backends.games.avalon.agents import RuleAgent, play_avalon
+    from backends.games.avalon.dialogue import LLMSpeaker
+    from backends.games.avalon.game import AvalonConfig, AvalonGame
+    from backends.games.avalon.search import SearchAgent
+    from backends.games.strategist.llm import CachedLLM, get_llm
 
     llm = get_llm()
     speaker = LLMSpeaker(CachedLLM(llm, RESULTS / "strategist" / "avalon-llm-cache.jsonl"), strategy.guide)
@@ -270,10 +270,10 @@ def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
     import shutil
 
     from backends.common.parallel import run_tasks
-    from backends.games.gops_games import BENCHMARK, match_tasks, play_task, score_of
-    from backends.games.llm import CachedLLM, get_llm
-    from backends.games.strategist import StrategistRun
-    from backends.games.strategist_gops import EvalSettings
+    from backends.games.gops.domain import EvalSettings
+    from backends.games.gops.selfplay import BENCHMARK, match_tasks, play_task, score_of
+    from backends.games.strategist.llm import CachedLLM, get_llm
+    from backends.games.strategist.loop import StrategistRun
 
     llm = get_llm()
     root = RESULTS / "strategist"
@@ -413,7 +413,7 @@ def main(argv=None) -> int:
             "llm": avalon_llm["llm"], **{k: {"good_win_rate": v[0], "ci95": v[1], "seconds_per_game": v[2]}
                                          for k, v in avalon_llm["rates"].items()}},
         "avalon_agents": ("search = determinized Monte-Carlo search over the belief with full rule-agent playouts "
-                          "(backends/games/avalon_search.py); strategist = the same search scoring positions at the "
+                          "(backends/games/avalon/search.py); strategist = the same search scoring positions at the "
                           "end of the current quest with the best shipped Avalon STRATEGIST strategy's heuristic"),
         "avalon_strategy": av_name,
         "not_measured": not_measured,
@@ -426,7 +426,7 @@ def main(argv=None) -> int:
 
 def _with_llm(part: str, flag: str, amount: int, not_measured: list[str], run):
     """``run()`` when ``amount`` asks for it and an LLM is configured; otherwise None, saying why."""
-    from backends.games.llm import LLMNotConfigured
+    from backends.games.strategist.llm import LLMNotConfigured
 
     if not amount:
         not_measured.append(f"{part} (skipped: {flag} 0)")

@@ -19,11 +19,11 @@ from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
-from backends.games import avalon_match as avalon
-from backends.games import gops_match as gops
-from backends.games import strategist
-from backends.games.avalon import ROLES
-from backends.games.gops_match import OPPONENTS, GopsMatch, GopsMatchRequest
+from backends.games.avalon import match as avalon
+from backends.games.avalon.game import ROLES
+from backends.games.gops import match as gops
+from backends.games.gops.match import OPPONENTS, GopsMatch, GopsMatchRequest
+from backends.games.strategist import loop as strategist
 
 MAX_CARDS = 13
 HISTORY_HEADERS = ["round", "prize", "you", "agent", "won by"]
@@ -338,9 +338,9 @@ def build(demo: gr.Blocks) -> None:
         return kind == game and (game != "avalon-guide" or saved.get("guide_side") == side)
 
     def _open_run(path, game, side, settings_tuple, method_v, seed_v):
-        from backends.games.llm import get_llm
-        from backends.games.strategist_avalon import AvalonEvalSettings
-        from backends.games.strategist_gops import EvalSettings
+        from backends.games.avalon.domain import AvalonEvalSettings
+        from backends.games.gops.domain import EvalSettings
+        from backends.games.strategist.llm import get_llm
 
         llm = get_llm(cache=(path / "llm_cache.jsonl"))
         n, games, sims = (int(v) for v in settings_tuple)

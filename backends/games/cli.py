@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def agent_spec(spec: str) -> tuple[str, str | None]:
     """(name, strategy source or None): a builtin agent, or a strategy file read here (tasks carry the source)."""
-    from .gops_games import BUILTIN_AGENTS
+    from backends.games.gops.selfplay import BUILTIN_AGENTS
 
     if spec in BUILTIN_AGENTS:
         return spec, None
@@ -75,8 +75,7 @@ def agent_spec(spec: str) -> tuple[str, str | None]:
 
 def _match(a_spec: str, b_spec: str, args, out) -> float:
     from backends.common.parallel import run_tasks
-
-    from .gops_games import match_tasks, play_task, score_of
+    from backends.games.gops.selfplay import match_tasks, play_task, score_of
 
     (a, a_src), (b, b_src) = agent_spec(a_spec), agent_spec(b_spec)
     tasks = match_tasks(a, a_src, b, b_src, args.games, args.cards, args.tie_rule, args.simulations, args.seed)
@@ -89,10 +88,10 @@ def _match(a_spec: str, b_spec: str, args, out) -> float:
 
 def run(args: argparse.Namespace) -> int:
     if args.games_command == "improve":
-        from .llm import get_llm
-        from .strategist import StrategistRun
-        from .strategist_avalon import AvalonEvalSettings
-        from .strategist_gops import EvalSettings
+        from backends.games.avalon.domain import AvalonEvalSettings
+        from backends.games.gops.domain import EvalSettings
+        from backends.games.strategist.llm import get_llm
+        from backends.games.strategist.loop import StrategistRun
 
         args.run_dir.mkdir(parents=True, exist_ok=True)
         llm = get_llm(cache=args.run_dir / "llm_cache.jsonl")

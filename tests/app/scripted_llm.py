@@ -3,7 +3,8 @@
 
 def scripted_strategist(body: dict) -> str:
     """The recorded answers of a scripted LLM for STRATEGIST runs (GOPS or Avalon heuristics)."""
-    from backends.games import avalon_heuristics, gops_heuristics
+    from backends.games.avalon import heuristics as avalon_heuristics
+    from backends.games.gops import heuristics as gops_heuristics
 
     last = body["messages"][-1]["content"]
     if "What do you conclude" in last:

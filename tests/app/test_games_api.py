@@ -41,7 +41,7 @@ def test_play_against_the_shipped_strategist_strategy(session):
 def test_load_a_saved_library_and_play_its_best_strategy(session, tmp_path):
     from gradio_client import handle_file
 
-    from backends.games.gops_heuristics import BASELINE_SOURCE
+    from backends.games.gops.heuristics import BASELINE_SOURCE
 
     better = BASELINE_SOURCE.replace('"expected_p0": v0', '"expected_p0": v0, "loaded": 1')
     lib = [{"id": "s000", "source": BASELINE_SOURCE, "origin": {"kind": "hand-written"}, "score": 0.4},
@@ -123,7 +123,7 @@ def test_a_loaded_avalon_run_plays_in_avalon_and_gops_keeps_its_own_strategist(s
 
 def test_strategist_agents_speak_through_the_endpoint_by_the_strategys_guides(session, monkeypatch, scripted_endpoint):
     from backends.common.settings import reset_settings
-    from backends.games.avalon_dialogue import DEFAULT_GUIDES
+    from backends.games.avalon.dialogue import DEFAULT_GUIDES
 
     systems = []
 
@@ -166,7 +166,7 @@ def _without_resume_id(outputs: list) -> str:
 
 def _seeds_sharing_the_first_prizes(n: int = 6, shown: int = 3) -> tuple[int, int]:
     """Two seeds whose prize decks agree on the first ``shown`` prizes and differ after them."""
-    from backends.games.gops import GopsConfig
+    from backends.games.gops.game import GopsConfig
 
     first: dict[tuple, tuple[int, tuple]] = {}
     for seed in range(10_000):
@@ -308,7 +308,7 @@ def test_avalon_logs_that_cannot_be_trusted_are_refused(session, tmp_path):
     forged.write_text(json.dumps({"game": "avalon", "resume": "not-a-real-game", "events": []}))
     with pytest.raises(Exception, match="no longer on the server"):
         session.predict(handle_file(str(forged)), api_name="/avalon_reload")
-    from backends.games.avalon_match import AvalonMatchRequest, new_match
+    from backends.games.avalon.match import AvalonMatchRequest, new_match
 
     written = tmp_path / "written.json"  # a full log of a game in progress, written by hand
     written.write_text(new_match(AvalonMatchRequest(5, "Servant", False, 1, "rule")).to_json())
@@ -320,7 +320,7 @@ def test_agents_that_recite_their_prompt_are_silenced(session, monkeypatch, scri
     """An LLM double that answers with the agent's prompt ("You are player 1 of 5, role Minion (evil).
     You see: ..."): none of it reaches the chat."""
     from backends.common.settings import reset_settings
-    from backends.games.avalon_dialogue import NEUTRAL_LINE
+    from backends.games.avalon.dialogue import NEUTRAL_LINE
 
     monkeypatch.setenv("ICLR25_LLM_BASE_URL", scripted_endpoint(lambda body: body["messages"][1]["content"]))
     monkeypatch.setenv("ICLR25_LLM_MODEL", "echo-double")

@@ -4,7 +4,7 @@ import pytest
 
 from backends.common.errors import InputError
 from backends.common.parallel import run_tasks
-from backends.games.gops_games import match_tasks, play_task, score_of
+from backends.games.gops.selfplay import match_tasks, play_task, score_of
 
 
 def _tasks():

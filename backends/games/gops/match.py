@@ -1,0 +1,178 @@
+"""A person against a GOPS agent: the typed request, the match state, and one call per move.
+
+The agent bids on the state *before* it is told the person's card, so it never sees a sealed bid.
+The match lives on the server (:data:`MATCHES`); while it runs, the person gets only their view
+(:func:`player_view`: the prizes revealed so far, never the order of the rest, nor the seed that
+dealt it). The full log — the whole prize order, the seed — is offered once the game is over and
+replays it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from backends.common.errors import InputError
+from backends.common.seeding import check_seed
+from backends.games.gops.agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
+from backends.games.gops.game import GopsConfig, GopsState
+from backends.games.gops.selfplay import strategy_agent
+from backends.games.match_store import RESUME_KEY, MatchStore
+from backends.games.strategist.sandbox import SandboxError, check_source
+
+OPPONENTS = ("random", "greedy", "mcts", "strategist")
+
+
+@dataclass
+class GopsMatchRequest:
+    num_cards: int = 13
+    tie_rule: str = "discard"
+    prize_order: str = "random"
+    opponent: str = "mcts"
+    simulations: int = 20000
+    seed: int | None = None  # None: a fresh random deal (the seed is told once the game is over)
+    strategy_source: str | None = None  # opponent "strategist": the value heuristic at its MCTS leaves
+    strategy_name: str = ""  # where that strategy came from (id, hand-written or which LLM)
+
+    def validate(self) -> GopsConfig:
+        if self.opponent not in OPPONENTS:
+            raise InputError(f"Unknown opponent {self.opponent!r}; choose one of {', '.join(OPPONENTS)}.")
+        if not isinstance(self.simulations, int) or not 1 <= self.simulations <= 200_000:
+            raise InputError(f"Simulations must be a whole number from 1 to 200000, got {self.simulations!r}.")
+        if self.opponent == "strategist":
+            if not self.strategy_source:
+                raise InputError("The strategist opponent needs a strategy: run Improve or load a strategy library.")
+            try:
+                check_source(self.strategy_source)
+            except SandboxError as e:
+                raise InputError(f"The strategy was refused: {e}") from None
+        if self.seed is not None:
+            check_seed(self.seed)
+        return GopsConfig(int(self.num_cards), self.tie_rule, self.prize_order)
+
+
+@dataclass
+class GopsMatch:
+    request: GopsMatchRequest
+    state: GopsState
+    resigned: bool = False
+    search: list[dict] = field(default_factory=list)  # the agent's statistics, one per move
+
+    @property
+    def over(self) -> bool:
+        return self.resigned or self.state.is_terminal
+
+    @property
+    def result(self) -> str | None:
+        if self.resigned:
+            return "You resigned: the agent wins."
+        if not self.state.is_terminal:
+            return None
+        you, agent = self.state.scores
+        if you == agent:
+            return f"Draw, {you:g} : {agent:g}."
+        return f"{'You win' if you > agent else 'The agent wins'}, {you:g} : {agent:g}."
+
+    def to_json(self) -> str:
+        return json.dumps({"request": self.request.__dict__, "game": json.loads(self.state.to_json()),
+                           "resigned": self.resigned, "search": self.search})
+
+    @classmethod
+    def from_json(cls, text: str) -> GopsMatch:
+        try:
+            data = json.loads(text)
+            request = GopsMatchRequest(**data["request"])
+            request.validate()
+            state = GopsState.from_json(json.dumps(data["game"]))
+            return cls(request, state, bool(data.get("resigned", False)), list(data.get("search", [])))
+        except InputError:
+            raise
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"Not a GOPS match: {e}") from None
+
+
+def make_agent(request: GopsMatchRequest) -> Agent:
+    """The agent (an LLM-written strategy runs in a shared, long-lived sandbox: nothing to close)."""
+    if request.opponent == "random":
+        return RandomAgent()
+    if request.opponent == "greedy":
+        return GreedyAgent()
+    if request.opponent == "mcts":
+        return MCTSAgent(simulations=request.simulations)
+    return strategy_agent(request.strategy_source, reuse=True, simulations=request.simulations)[0]
+
+
+def new_match(request: GopsMatchRequest) -> GopsMatch:
+    config = request.validate()
+    if request.seed is None:
+        request = replace(request, seed=secrets.randbelow(2**31))
+    return GopsMatch(request, GopsState.new(config, seed=request.seed))
+
+
+def play_card(match: GopsMatch, card: int) -> GopsMatch:
+    """The person (player 0) bids ``card``; the agent (player 1) bids on the same state, unaware of it."""
+    if match.over:
+        raise InputError("The game is over: start a new one.")
+    if card not in match.state.hand(0):
+        raise InputError(f"You do not hold card {card}; your hand is {list(match.state.hand(0))}.")
+    agent = make_agent(match.request)
+    rng = np.random.default_rng([match.request.seed, match.state.round])
+    try:
+        bid = agent.act(match.state, 1, rng)
+    except SandboxError as e:
+        raise InputError(f"The strategy failed in its sandbox: {e}") from None
+    stats = agent.describe_last_move() or {"chosen": bid}
+    return GopsMatch(match.request, match.state.apply(int(card), int(bid)), False,
+                     match.search + [{"round": match.state.round + 1, "prize": match.state.prize, **stats}])
+
+
+def resign(match: GopsMatch) -> GopsMatch:
+    if match.over:
+        raise InputError("The game is already over.")
+    return GopsMatch(match.request, match.state, True, match.search)
+
+
+# --- the person's view, the logs, and the matches held on the server ---------------------------------
+
+MATCHES: MatchStore[GopsMatch] = MatchStore("GOPS")
+
+
+def player_view(match: GopsMatch) -> dict:
+    """What the person (player 0) may know: the rules, the prizes revealed so far, both players' bids,
+    the scores, their hand and the agent's search statistics for its revealed bids."""
+    s, r = match.state, match.request
+    return {"game": "gops", "num_cards": s.config.num_cards, "tie_rule": s.config.tie_rule,
+            "prize_order": s.config.prize_order, "opponent": r.opponent, "simulations": r.simulations,
+            "strategy": r.strategy_name, "round": s.round, "prizes_revealed": list(s.prizes_seen),
+            "bids": [list(b) for b in s.bids], "scores": list(s.scores), "pot": s.pot,
+            "your_hand": list(s.hand(0)), "agent_search": match.search, "resigned": match.resigned}
+
+
+def offered_log(match: GopsMatch, match_id: str) -> tuple[str, str]:
+    """(file name, text) of the log the person may download now: their view while the game runs (with
+    the id that resumes it here), the full log once it is over."""
+    if match.over:
+        return "gops_game.json", json.dumps(json.loads(match.to_json()), indent=2)
+    return "gops_your_view.json", json.dumps({**player_view(match), RESUME_KEY: match_id}, indent=2)
+
+
+def start(request: GopsMatchRequest) -> tuple[str, GopsMatch]:
+    """A new match, held on the server: (its id, the match)."""
+    match = new_match(request)
+    return MATCHES.add(match), match
+
+
+def play(match_id: str | None, card: int) -> GopsMatch:
+    return MATCHES.play(match_id, lambda m: play_card(m, card))
+
+
+def resign_match(match_id: str | None) -> GopsMatch:
+    return MATCHES.play(match_id, resign)
+
+
+def reload(text: str) -> tuple[str, GopsMatch]:
+    """A downloaded log back in play (see :meth:`MatchStore.reload`)."""
+    return MATCHES.reload(text, GopsMatch.from_json)

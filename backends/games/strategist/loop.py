@@ -1,0 +1,437 @@
+"""STRATEGIST's improvement loop (the published ImprovementLibrary evolver), for any game domain.
+
+A **domain** says what a strategy is, how it is scored and what feedback the LLM reflects on: GOPS value
+heuristics (``strategist_gops.GopsDomain``), Avalon value heuristics or dialogue guides
+(``strategist_avalon.AvalonDomain``). A **strategy library** holds strategies (code runs only in the
+sandbox) with their self-play scores; an **idea library** is a multi-armed bandit over improvement
+ideas (UCB = mean improvement + sqrt(2·ln N / n)). One iteration:
+  1. reflect — for the fittest strategies, turn self-play into feedback (for heuristics: the positions
+     where the heuristic's value and the search's estimate differ most, and how the games ended), ask
+     the LLM for conclusions, then for a numbered list of ideas, and add them to the bandit;
+  2. implement — sample an idea (softmax over UCB), ask the LLM to apply it to the parent (the reason
+     for a refusal is fed back), evaluate children and parents in the same self-play batch, reward the
+     idea with score(child) − score(parent), add the children.
+``method="beam"`` is the paper's ablation without the idea library: the LLM rewrites the fittest
+strategies directly from their feedback, at the same number of LLM calls.
+
+Every iteration is appended to ``log.jsonl``; the libraries are saved after each, so a run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from backends.common.errors import InputError
+from backends.common.progress import CancelToken, ProgressEvent
+from backends.games.avalon.dialogue import valid_guides
+from backends.games.strategist.llm import LLM
+from backends.games.strategist.sandbox import SandboxError, check_source
+from backends.games.strategist.text import parse_ideas
+
+
+class Domain(Protocol):
+    """What the loop needs to know about a game (see ``strategist_gops`` and ``strategist_avalon``)."""
+
+    game: str  # "gops" | "avalon"
+    part: str  # what children change: "heuristic" (code) | "guide" (text)
+    system: str  # the system prompt: rules of the game and of the strategy's form
+    noun: str  # "heuristic", "dialogue guide"
+    keep: str  # what an implementation keeps: "the signature"
+    answer: str  # how the LLM should format a strategy
+    repair: str  # the message after a refusal, with {error}
+    temperature: float
+    max_tokens: int
+
+    def baseline(self) -> dict: ...  # the hand-written strategy's fields (source, guide)
+    def seed_prompt(self) -> str: ...
+    def show(self, strategy: Strategy) -> str: ...  # the part being improved, for a prompt
+    def parse(self, text: str) -> str: ...  # the LLM's answer → the new part, vetted (SandboxError if refused)
+    def apply(self, parent: Strategy, content: str) -> dict: ...  # the child's fields
+    def evaluate(self, strategies: list[Strategy], seed: int) -> tuple[dict[str, float], dict[str, str]]: ...
+    def feedback(self, strategy: Strategy, seed: int) -> str: ...
+
+
+# --- libraries ---------------------------------------------------------------------------------------
+
+@dataclass
+class Strategy:
+    id: str
+    source: str  # the value heuristic (Python source)
+    origin: dict  # {"kind": hand-written | llm-seed | llm-idea | llm-beam, "llm": ..., "idea": ..., "parent": ...}
+    score: float | None = None
+    generation: int = 0
+    history: list[float] = field(default_factory=list)
+    game: str = "gops"
+    guide: dict[str, str] | None = None  # Avalon: the dialogue guide per side
+
+    def as_text(self) -> str:
+        """The whole strategy as one text (source, then any dialogue guides as comments): what the tab
+        shows and diffs."""
+        import textwrap
+
+        if not self.guide:
+            return self.source
+        guides = [f"# dialogue guide ({side}):\n" + textwrap.fill(text, 96, initial_indent="#   ", subsequent_indent="#   ")
+                  for side, text in sorted(self.guide.items())]
+        return self.source.rstrip() + "\n\n" + "\n".join(guides) + "\n"
+
+
+class StrategyLibrary:
+    def __init__(self, strategies: list[Strategy] | None = None):
+        self.items: dict[str, Strategy] = {s.id: s for s in strategies or []}
+
+    def add(self, strategy: Strategy) -> None:
+        self.items[strategy.id] = strategy
+
+    def top(self, k: int) -> list[Strategy]:
+        scored = [s for s in self.items.values() if s.score is not None]
+        return sorted(scored, key=lambda s: -s.score)[:k]
+
+    def next_id(self) -> str:
+        return f"s{len(self.items):03d}"
+
+    def to_json(self) -> list[dict]:
+        return [asdict(s) for s in self.items.values()]
+
+    @classmethod
+    def from_json(cls, data: list[dict]) -> StrategyLibrary:
+        return cls([Strategy(**d) for d in data])
+
+
+class IdeaLibrary:
+    """UCB bandit over idea strings; a new idea has no pulls, so its bonus is large (n floored at 0.01)."""
+
+    def __init__(self, arms: dict[str, list[float]] | None = None):
+        self.arms: dict[str, list[float]] = arms or {}  # idea -> rewards
+
+    def add(self, idea: str) -> None:
+        self.arms.setdefault(idea.strip(), [])
+
+    def ucb(self, idea: str) -> float:
+        rewards = self.arms[idea]
+        total = sum(len(r) for r in self.arms.values()) + 1
+        n = max(len(rewards), 0.01)
+        mean = float(np.mean(rewards)) if rewards else 0.0
+        return mean + math.sqrt(2 * math.log(total) / n)
+
+    def sample(self, rng: np.random.Generator, temperature: float = 1.0) -> str:
+        if not self.arms:
+            raise InputError("The idea library is empty.")
+        ideas = list(self.arms)
+        u = np.array([self.ucb(i) for i in ideas]) / temperature
+        p = np.exp(u - u.max())
+        return ideas[int(rng.choice(len(ideas), p=p / p.sum()))]
+
+    def reward(self, idea: str, delta: float) -> None:
+        self.arms.setdefault(idea, []).append(float(delta))
+
+
+# --- the run -----------------------------------------------------------------------------------------
+
+def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, retries: int = 3) -> tuple[str, int]:
+    """Ask until the answer passes the domain's vetting (the reason for each refusal goes back to the
+    LLM, as the paper's repair loop). Returns (the new part, LLM calls)."""
+    calls = 0
+    for attempt in range(retries + 1):
+        reply = llm.complete(messages, max_tokens=domain.max_tokens, temperature=domain.temperature,
+                             seed=seed + attempt)
+        calls += 1
+        try:
+            return domain.parse(reply.text), calls
+        except SandboxError as e:
+            messages = messages + [{"role": "assistant", "content": reply.text},
+                                   {"role": "user", "content": domain.repair.format(error=e)}]
+    raise SandboxError(f"no valid {domain.noun} after {retries + 1} attempts")
+
+
+def make_domain(settings, llm: LLM | None = None) -> Domain:
+    """The domain for a settings object: ``strategist_gops.EvalSettings`` or ``strategist_avalon.AvalonEvalSettings``."""
+    from backends.games.avalon.domain import AvalonDomain, AvalonEvalSettings
+    from backends.games.gops.domain import EvalSettings, GopsDomain
+
+    if settings is None or isinstance(settings, EvalSettings):
+        return GopsDomain(settings)
+    if isinstance(settings, AvalonEvalSettings):
+        return AvalonDomain(settings, llm)
+    raise InputError(f"Unknown settings {type(settings).__name__}.")
+
+
+class StrategistRun:
+    """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl, run.json); resumes if they
+    exist. ``settings`` picks the game: GOPS ``EvalSettings`` (default) or ``AvalonEvalSettings``."""
+
+    def __init__(self, run_dir: str | Path, llm: LLM, settings=None, method: str = "strategist",
+                 fittest: int = 2, ideas_per_reflection: int = 3, children: int = 2, seed: int = 0):
+        if method not in ("strategist", "beam"):
+            raise InputError(f"Method must be 'strategist' or 'beam', got {method!r}.")
+        self.dir = Path(run_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.llm, self.method, self.seed = llm, method, seed
+        self.domain = make_domain(settings, llm)
+        self.settings = self.domain.settings
+        self.fittest, self.n_ideas, self.children = fittest, ideas_per_reflection, children
+        self.library = StrategyLibrary()
+        self.ideas = IdeaLibrary()
+        self.iteration = 0
+        self.llm_calls = 0
+        if (self.dir / "library.json").exists():
+            self.library = StrategyLibrary.from_json(json.loads((self.dir / "library.json").read_text()))
+            games = {s.game for s in self.library.items.values()}
+            if games and games != {self.domain.game}:
+                raise InputError(f"This run holds {', '.join(sorted(games))} strategies, not {self.domain.game}.")
+            self.ideas = IdeaLibrary(json.loads((self.dir / "ideas.json").read_text()))
+            log = [json.loads(x) for x in (self.dir / "log.jsonl").read_text().splitlines() if x.strip()]
+            self.iteration = max((r["iteration"] for r in log), default=0)
+            self.llm_calls = sum(r.get("llm_calls", 0) for r in log)
+
+    def _save(self, record: dict) -> None:
+        (self.dir / "library.json").write_text(json.dumps(self.library.to_json(), indent=1))
+        (self.dir / "ideas.json").write_text(json.dumps(self.ideas.arms, indent=1))
+        (self.dir / "run.json").write_text(json.dumps({"game": self.domain.game, "part": self.domain.part,
+                                                       "method": self.method, "settings": asdict(self.settings)}))
+        with open(self.dir / "log.jsonl", "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def _messages(self, text: str) -> list[dict]:
+        return [{"role": "system", "content": self.domain.system}, {"role": "user", "content": text}]
+
+    def _score(self, strategies: list[Strategy], seed: int) -> tuple[dict, dict]:
+        scores, errors = self.domain.evaluate(strategies, seed)
+        for s in strategies:
+            if s.id in scores:
+                s.score = scores[s.id]
+                s.history.append(scores[s.id])
+        return scores, errors
+
+    def start(self, llm_seeds: int = 1) -> dict:
+        """Seed the library: the hand-written baseline plus ``llm_seeds`` strategies written by the LLM."""
+        if self.library.items:
+            return {"iteration": self.iteration, "resumed": True}
+        d = self.domain
+        base = Strategy("s000", origin={"kind": "hand-written"}, game=d.game, **d.baseline())
+        self.library.add(base)
+        calls = 0
+        for k in range(llm_seeds):
+            try:
+                content, c = write_strategy(self.llm, self._messages(d.seed_prompt()), d, seed=self.seed + 100 + k)
+                calls += c
+                self.library.add(Strategy(self.library.next_id(), origin={"kind": "llm-seed", "llm": self.llm.name},
+                                          game=d.game, **d.apply(base, content)))
+            except SandboxError as e:
+                calls += 4
+                self._save({"iteration": 0, "event": "seed_rejected", "reason": str(e)})
+        scores, errors = self._score(list(self.library.items.values()), self.seed)
+        self.llm_calls += calls
+        record = {"iteration": 0, "event": "seeded", "game": d.game, "part": d.part, "scores": scores,
+                  "errors": errors, "llm_calls": calls}
+        self._save(record)
+        return record
+
+    def step(self) -> dict:
+        """One iteration of the chosen method; returns (and logs) what happened."""
+        self.iteration += 1
+        it, calls, t0, d = self.iteration, 0, time.time(), self.domain
+        parents = self.library.top(self.fittest)
+        if not parents:
+            raise InputError("Start the run first (the library has no scored strategies).")
+        fb = {p.id: d.feedback(p, seed=self.seed + it) for p in parents}
+        plans: list[tuple[Strategy, str | None, list[dict]]] = []
+        rng = np.random.default_rng(self.seed + it)
+        if self.method == "strategist":
+            for p in parents:
+                base = self._messages(f"{d.show(p)}\nSelf-play feedback:\n{fb[p.id]}\n"
+                                      f"What do you conclude about the {d.noun}'s mistakes?")
+                conclusions = self.llm.complete(base, max_tokens=300, seed=self.seed + it).text
+                ideas_msg = base + [{"role": "assistant", "content": conclusions},
+                                    {"role": "user", "content": f"List {self.n_ideas} concrete improvement ideas, one per line, numbered 1., 2., ..."}]
+                ideas_text = self.llm.complete(ideas_msg, max_tokens=200, seed=self.seed + it).text
+                calls += 2
+                for idea in parse_ideas(ideas_text, self.n_ideas):
+                    self.ideas.add(idea)
+            for k in range(self.children):
+                parent = parents[k % len(parents)]
+                idea = self.ideas.sample(rng)
+                plans.append((parent, idea, self._messages(f"{d.show(parent)}\nImplement this improvement, keeping "
+                                                           f"{d.keep}: {idea}\n{d.answer}")))
+        else:
+            for k in range(self.children):
+                parent = parents[k % len(parents)]
+                plans.append((parent, None, self._messages(f"{d.show(parent)}\nSelf-play feedback:\n{fb[parent.id]}\n"
+                                                           f"Rewrite the {d.noun} to play better. {d.answer}")))
+        children, rejected = [], []
+        for parent, idea, msgs in plans:
+            try:
+                content, c = write_strategy(self.llm, msgs, d, seed=self.seed + it * 10 + len(children))
+                calls += c
+            except SandboxError as e:
+                calls += 4
+                rejected.append({"parent": parent.id, "idea": idea, "reason": str(e)})
+                continue
+            origin = {"kind": "llm-idea" if idea else "llm-beam", "llm": self.llm.name, "idea": idea, "parent": parent.id}
+            child = Strategy(self.library.next_id(), origin=origin, generation=parent.generation + 1, game=d.game,
+                             **d.apply(parent, content))
+            self.library.add(child)
+            children.append(child)
+        scores, errors = self._score(parents + children, self.seed + it)
+        rewards = []
+        for child in children:
+            parent = self.library.items[child.origin["parent"]]
+            if child.id in scores and child.origin.get("idea") is not None and parent.score is not None:
+                delta = scores[child.id] - parent.score
+                self.ideas.reward(child.origin["idea"], delta)
+                rewards.append({"idea": child.origin["idea"], "delta": delta})
+        self.llm_calls += calls
+        best = self.library.top(1)[0]
+        record = {"iteration": it, "method": self.method, "game": d.game, "part": d.part,
+                  "parents": [p.id for p in parents], "children": [c.id for c in children], "scores": scores,
+                  "errors": errors, "rejected": rejected, "rewards": rewards, "llm_calls": calls, "llm": self.llm.name,
+                  "best": best.id, "best_score": best.score, "seconds": round(time.time() - t0, 2)}
+        self._save(record)
+        return record
+
+    def run(self, iterations: int, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | dict]:
+        if not self.library.items:
+            yield ProgressEvent(0.0, "seeding the strategy library")
+            yield {"kind": "record", **self.start()}
+        for k in range(iterations):
+            if cancel is not None:
+                cancel.raise_if_cancelled()
+            record = self.step()
+            yield ProgressEvent((k + 1) / iterations, f"iteration {record['iteration']}: best {record['best_score']:.3f}")
+            yield {"kind": "record", **record}
+
+
+RUN_FILES = ("library.json", "ideas.json", "log.jsonl", "run.json")
+
+
+def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
+    """A saved run (its library.json, and ideas.json / log.jsonl when given) copied into ``run_dir`` so
+    the run continues from it; the library is checked before anything is written."""
+    by_name = {Path(f).name: Path(f) for f in files}
+    if "library.json" not in by_name:
+        raise InputError("Load a run's library.json (and, to continue the run, its ideas.json and log.jsonl).")
+    try:
+        data = json.loads(by_name["library.json"].read_text())
+        library = StrategyLibrary.from_json(data)
+        for s in library.items.values():
+            check_source(s.source)
+            if not valid_guides(s.guide):
+                raise ValueError("dialogue guides must be text")
+        if len({s.game for s in library.items.values()}) > 1:
+            raise ValueError("strategies of different games")
+        ideas = json.loads(by_name["ideas.json"].read_text()) if "ideas.json" in by_name else {}
+        IdeaLibrary(ideas)
+    except (ValueError, TypeError, KeyError) as e:
+        raise InputError(f"Not a strategy library: {e.__class__.__name__}: {e}") from None
+    except SandboxError as e:
+        raise InputError(f"A strategy in that library was refused: {e}") from None
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "library.json").write_text(json.dumps(data, indent=1))
+    (run_dir / "ideas.json").write_text(json.dumps(ideas, indent=1))
+    log = by_name["log.jsonl"].read_text() if "log.jsonl" in by_name else ""
+    (run_dir / "log.jsonl").write_text(log)
+    if "run.json" in by_name:
+        (run_dir / "run.json").write_text(by_name["run.json"].read_text())
+    return library
+
+
+def best_of_library(path: str | Path, game: str | None = None) -> Strategy:
+    """The top-scored strategy of a saved library (a run folder or its ``library.json``), of ``game`` if given."""
+    path = Path(path)
+    path = path / "library.json" if path.is_dir() else path
+    try:
+        library = StrategyLibrary.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError) as e:
+        raise InputError(f"No readable strategy library at {path.name}: {e.__class__.__name__}") from None
+    if game is not None and any(s.game != game for s in library.items.values()):
+        raise InputError(f"That strategy library is not for {game}.")
+    best = library.top(1)
+    if not best:
+        raise InputError("That strategy library has no scored strategy yet.")
+    return best[0]
+
+
+def shipped_library(game: str = "gops") -> Path:
+    """The library of the STRATEGIST run shipped with the suite for ``game`` (``assets/games-strategist``)."""
+    from backends.common.settings import get_settings
+
+    folder = "strategist" if game == "gops" else f"{game}-strategist"
+    return get_settings().assets_dir / "games-strategist" / folder / "library.json"
+
+
+def run_kind(run_dir: str | Path) -> tuple[str, dict]:
+    """What a run folder improves — "gops", "avalon-heuristic" or "avalon-guide" — and the evaluation
+    settings it recorded. Runs saved before ``run.json`` existed: the game of their strategies."""
+    path = Path(run_dir)
+    meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
+    game = meta.get("game")
+    if game is None and (path / "library.json").exists():
+        game = next(iter({s.get("game", "gops") for s in json.loads((path / "library.json").read_text())}), None)
+    kind = "gops" if game in (None, "gops") else f"{game}-{meta.get('part', 'heuristic')}"
+    return kind, meta.get("settings", {})
+
+
+def best_strategy(game: str, run_dir: str | Path | None = None) -> Strategy:
+    """The best strategy for ``game``: of the session's run when it is a run of that game, else of the
+    run shipped with the suite."""
+    if run_dir and (Path(run_dir) / "library.json").exists():
+        try:
+            return best_of_library(run_dir, game)
+        except InputError:
+            pass  # a run of the other game, or nothing scored yet
+    return best_of_library(shipped_library(game), game)
+
+
+def describe_origin(s: Strategy) -> str:
+    kind = s.origin.get("kind", "?")
+    return f"{s.id}: {kind}" + (f" by {s.origin['llm']}" if s.origin.get("llm") else "")
+
+
+# --- views for the tab and the CLI ---------------------------------------------------------------------
+
+def library_rows(library: StrategyLibrary) -> list[list]:
+    """id, origin, idea, parent, score, generation — best first."""
+    rows = []
+    for s in sorted(library.items.values(), key=lambda s: -(s.score if s.score is not None else -1)):
+        origin = s.origin.get("kind", "")
+        if s.origin.get("llm"):
+            origin += f" ({s.origin['llm']})"
+        rows.append([s.id, origin, s.origin.get("idea") or "", s.origin.get("parent") or "",
+                     None if s.score is None else round(s.score, 3), s.generation])
+    return rows
+
+
+def score_curve(run_dir: Path) -> list[dict]:
+    """Best score of the library after each logged iteration."""
+    path = Path(run_dir) / "log.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("event") == "seeded":
+            out.append({"iteration": 0, "best score": max(rec["scores"].values(), default=0.0)})
+        elif "best_score" in rec:
+            out.append({"iteration": rec["iteration"], "best score": rec["best_score"]})
+    return out
+
+
+def diff_against_parent(library: StrategyLibrary, strategy_id: str) -> str:
+    import difflib
+
+    s = library.items.get(strategy_id)
+    if s is None:
+        raise InputError(f"No strategy {strategy_id!r} in this run.")
+    parent = library.items.get(s.origin.get("parent") or "")
+    if parent is None:
+        return "(no parent: this strategy was written from scratch)"
+    return "".join(difflib.unified_diff(parent.as_text().splitlines(True), s.as_text().splitlines(True),
+                                        fromfile=parent.id, tofile=s.id))
