@@ -128,5 +128,5 @@ def play_avalon(game, agents: dict[int, RuleAgent], stop=None):
         action, seats = game.pending()
         seat = seats[0]
         choice = agents[seat].act(game.view(seat))
-        game.apply(action, seat, choice)
+        game.play(action, seat, choice)
     return game

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.games.avalon.agents import RuleAgent, play_avalon
-from backends.games.avalon.dialogue import DEFAULT_GUIDES, LLMSpeaker, accusations
+from backends.games.avalon.dialogue import DEFAULT_GUIDES, LLMSpeaker, accusations, valid_guides
 from backends.games.avalon.game import AvalonConfig, AvalonGame
 from backends.games.avalon.heuristics import BASELINE_SOURCE, STATE_DOC, state_dict
 from backends.games.avalon.search import SearchAgent, copy_game
@@ -124,7 +124,7 @@ def heuristic_feedback(strategy, settings: AvalonEvalSettings, seed: int = 0, ga
                                    for _ in range(playouts)])
                     rows.append((abs(good - est), g, seat, game.roles[seat], action, st, good, extra, float(est)))
                 choice = agents[seat].act(game.view(seat))
-                game.apply(action, seat, choice)
+                game.play(action, seat, choice)
             outcomes.append(f"Game {g + 1}: {game.winner} won ({game.end_reason}); roles {list(game.roles)}.")
     finally:
         if box is not None:
@@ -172,6 +172,16 @@ class AvalonDomain:
     """Avalon strategies: heuristic + guides; ``settings.part`` says which of the two a run improves."""
 
     game = "avalon"
+    parts = PARTS
+    settings_type = AvalonEvalSettings
+    shipped_run = "avalon-strategist"  # the run shipped in assets/games-strategist
+
+    @staticmethod
+    def check(strategy) -> None:
+        """Vet a loaded strategy before it is kept: sandboxed code, dialogue guides that are text."""
+        check_source(strategy.source)
+        if not valid_guides(strategy.guide):
+            raise SandboxError("its dialogue guides must be text")
 
     def __init__(self, settings: AvalonEvalSettings | None = None, llm=None):
         self.settings = settings or AvalonEvalSettings()

@@ -12,9 +12,11 @@ from its actions, re-checking every rule.
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -237,13 +239,56 @@ class AvalonGame:
         self._event("assassination", public=True, assassin=seat, target=int(target), merlin_killed=hit)
         self._finish("evil" if hit else "good", "the Assassin found Merlin" if hit else "Merlin survived the assassination")
 
-    def apply(self, action: str, seat: int, value) -> None:
+    def play(self, action: str, seat: int, value) -> None:
         """One action by name, as :meth:`pending` names them: speak, propose, vote, quest, assassinate."""
         methods = {"speak": self.speak, "propose": self.propose, "vote": self.vote, "quest": self.play_quest,
                    "assassinate": self.assassinate}
         if action not in methods:
             raise InputError(f"Unknown action {action!r}.")
         methods[action](seat, value)
+
+    # --- the game protocol (backends.games.protocol) ---------------------------------------------------
+    # An action is the value of the pending action: a statement (speak), a team (propose), approve or
+    # not (vote), success or not (quest), a seat (assassinate). The game is mutable: apply returns itself.
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase == "end"
+
+    def current_players(self) -> list[int]:
+        return list(self.pending()[1])
+
+    def legal_actions(self, seat: int) -> list:
+        """What ``seat`` may do now (empty if it owes nothing). A statement may be any text: "pass" stands
+        for all of them."""
+        action, seats = self.pending()
+        if seat not in seats:
+            return []
+        if action == "speak":
+            return ["pass"]
+        if action == "propose":
+            return [list(t) for t in itertools.combinations(range(self.n), self.config.team_size(self.quest))]
+        if action == "vote":
+            return [True, False]
+        if action == "quest":
+            return [True] if is_good(self.roles[seat]) else [True, False]
+        return [t for t in range(self.n) if t != seat]  # assassinate
+
+    def apply(self, actions: Mapping[int, Any]) -> AvalonGame:
+        """The pending action of some or all of the seats that owe it, in seat order."""
+        action = self.pending()[0]
+        for seat in sorted(actions):
+            value = actions[seat]
+            if action in ("vote", "quest") and not isinstance(value, bool | np.bool_):
+                raise InputError(f"A {action} is True or False, got {value!r}.")
+            self.play(action, int(seat), value)
+        return self
+
+    def returns(self) -> tuple[float, ...]:
+        """+1 for every seat of the winning side, -1 for the others; zeros while the game runs."""
+        if self.winner is None:
+            return (0.0,) * self.n
+        return tuple(1.0 if self.side(i) == self.winner else -1.0 for i in range(self.n))
 
     # --- internals ---------------------------------------------------------------------------------
 

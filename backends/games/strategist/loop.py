@@ -1,8 +1,8 @@
 """STRATEGIST's improvement loop (the published ImprovementLibrary evolver), for any game domain.
 
-A **domain** says what a strategy is, how it is scored and what feedback the LLM reflects on: GOPS value
-heuristics (``strategist_gops.GopsDomain``), Avalon value heuristics or dialogue guides
-(``strategist_avalon.AvalonDomain``). A **strategy library** holds strategies (code runs only in the
+A **domain** says what a strategy is, how it is scored and what feedback the LLM reflects on; each game
+has one (its ``domain.py``), listed in ``backends.games.domains`` — this loop names no game. A
+**strategy library** holds strategies (code runs only in the
 sandbox) with their self-play scores; an **idea library** is a multi-armed bandit over improvement
 ideas (UCB = mean improvement + sqrt(2·ln N / n)). One iteration:
   1. reflect — for the fittest strategies, turn self-play into feedback (for heuristics: the positions
@@ -31,17 +31,20 @@ import numpy as np
 
 from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent
-from backends.games.avalon.dialogue import valid_guides
+from backends.games import domains
 from backends.games.strategist.llm import LLM
-from backends.games.strategist.sandbox import SandboxError, check_source
+from backends.games.strategist.sandbox import SandboxError
 from backends.games.strategist.text import parse_ideas
 
 
 class Domain(Protocol):
-    """What the loop needs to know about a game (see ``strategist_gops`` and ``strategist_avalon``)."""
+    """What the loop needs to know about a game (each game's ``domain.py``, registered in ``domains``)."""
 
-    game: str  # "gops" | "avalon"
+    game: str  # the game's name in the registry
     part: str  # what children change: "heuristic" (code) | "guide" (text)
+    parts: tuple[str, ...]  # what runs of this game can improve (``settings.part`` picks one when several)
+    settings_type: type  # the evaluation settings (a dataclass); ``settings`` is one
+    shipped_run: str  # the folder of the run shipped in assets/games-strategist
     system: str  # the system prompt: rules of the game and of the strategy's form
     noun: str  # "heuristic", "dialogue guide"
     keep: str  # what an implementation keeps: "the signature"
@@ -57,6 +60,8 @@ class Domain(Protocol):
     def apply(self, parent: Strategy, content: str) -> dict: ...  # the child's fields
     def evaluate(self, strategies: list[Strategy], seed: int) -> tuple[dict[str, float], dict[str, str]]: ...
     def feedback(self, strategy: Strategy, seed: int) -> str: ...
+    @staticmethod
+    def check(strategy: Strategy) -> None: ...  # vet a loaded strategy (SandboxError if refused)
 
 
 # --- libraries ---------------------------------------------------------------------------------------
@@ -69,8 +74,8 @@ class Strategy:
     score: float | None = None
     generation: int = 0
     history: list[float] = field(default_factory=list)
-    game: str = "gops"
-    guide: dict[str, str] | None = None  # Avalon: the dialogue guide per side
+    game: str = domains.DEFAULT_GAME
+    guide: dict[str, str] | None = None  # text parts of the strategy (e.g. a dialogue guide per side)
 
     def as_text(self) -> str:
         """The whole strategy as one text (source, then any dialogue guides as comments): what the tab
@@ -152,30 +157,18 @@ def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, re
     raise SandboxError(f"no valid {domain.noun} after {retries + 1} attempts")
 
 
-def make_domain(settings, llm: LLM | None = None) -> Domain:
-    """The domain for a settings object: ``strategist_gops.EvalSettings`` or ``strategist_avalon.AvalonEvalSettings``."""
-    from backends.games.avalon.domain import AvalonDomain, AvalonEvalSettings
-    from backends.games.gops.domain import EvalSettings, GopsDomain
-
-    if settings is None or isinstance(settings, EvalSettings):
-        return GopsDomain(settings)
-    if isinstance(settings, AvalonEvalSettings):
-        return AvalonDomain(settings, llm)
-    raise InputError(f"Unknown settings {type(settings).__name__}.")
-
-
 class StrategistRun:
     """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl, run.json); resumes if they
-    exist. ``settings`` picks the game: GOPS ``EvalSettings`` (default) or ``AvalonEvalSettings``."""
+    exist. ``settings`` picks the game: a domain, or the evaluation settings of a registered game's domain."""
 
-    def __init__(self, run_dir: str | Path, llm: LLM, settings=None, method: str = "strategist",
+    def __init__(self, run_dir: str | Path, llm: LLM, settings, method: str = "strategist",
                  fittest: int = 2, ideas_per_reflection: int = 3, children: int = 2, seed: int = 0):
         if method not in ("strategist", "beam"):
             raise InputError(f"Method must be 'strategist' or 'beam', got {method!r}.")
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.llm, self.method, self.seed = llm, method, seed
-        self.domain = make_domain(settings, llm)
+        self.domain: Domain = domains.for_settings(settings, llm)
         self.settings = self.domain.settings
         self.fittest, self.n_ideas, self.children = fittest, ideas_per_reflection, children
         self.library = StrategyLibrary()
@@ -322,9 +315,7 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
         data = json.loads(by_name["library.json"].read_text())
         library = StrategyLibrary.from_json(data)
         for s in library.items.values():
-            check_source(s.source)
-            if not valid_guides(s.guide):
-                raise ValueError("dialogue guides must be text")
+            domains.domain_class(s.game).check(s)
         if len({s.game for s in library.items.values()}) > 1:
             raise ValueError("strategies of different games")
         ideas = json.loads(by_name["ideas.json"].read_text()) if "ideas.json" in by_name else {}
@@ -359,23 +350,19 @@ def best_of_library(path: str | Path, game: str | None = None) -> Strategy:
     return best[0]
 
 
-def shipped_library(game: str = "gops") -> Path:
-    """The library of the STRATEGIST run shipped with the suite for ``game`` (``assets/games-strategist``)."""
-    from backends.common.settings import get_settings
-
-    folder = "strategist" if game == "gops" else f"{game}-strategist"
-    return get_settings().assets_dir / "games-strategist" / folder / "library.json"
-
-
 def run_kind(run_dir: str | Path) -> tuple[str, dict]:
-    """What a run folder improves — "gops", "avalon-heuristic" or "avalon-guide" — and the evaluation
-    settings it recorded. Runs saved before ``run.json`` existed: the game of their strategies."""
+    """What a run folder improves — the game, or "game-part" for games whose runs improve one of several
+    parts — and the evaluation settings it recorded. Runs saved before ``run.json`` existed:
+    the game of their strategies."""
     path = Path(run_dir)
     meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
     game = meta.get("game")
     if game is None and (path / "library.json").exists():
-        game = next(iter({s.get("game", "gops") for s in json.loads((path / "library.json").read_text())}), None)
-    kind = "gops" if game in (None, "gops") else f"{game}-{meta.get('part', 'heuristic')}"
+        saved = {s.get("game", domains.DEFAULT_GAME) for s in json.loads((path / "library.json").read_text())}
+        game = next(iter(saved), None)
+    game = game or domains.DEFAULT_GAME
+    parts = domains.domain_class(game).parts
+    kind = game if len(parts) == 1 else f"{game}-{meta.get('part', parts[0])}"
     return kind, meta.get("settings", {})
 
 
@@ -387,7 +374,7 @@ def best_strategy(game: str, run_dir: str | Path | None = None) -> Strategy:
             return best_of_library(run_dir, game)
         except InputError:
             pass  # a run of the other game, or nothing scored yet
-    return best_of_library(shipped_library(game), game)
+    return best_of_library(domains.shipped_library(game), game)
 
 
 def describe_origin(s: Strategy) -> str:

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from backends.common.errors import InputError
+from backends.games import domains
 from backends.games.avalon.dialogue import DEFAULT_GUIDES
 from backends.games.avalon.domain import (
     AvalonDomain,
@@ -86,7 +87,7 @@ def test_a_heuristic_run_improves_logs_and_resumes(tmp_path, method):
     resumed = StrategistRun(tmp_path, llm, _settings(), method=method)
     assert resumed.iteration == 1 and resumed.llm_calls == run.llm_calls
     with pytest.raises(InputError, match="avalon"):  # a GOPS run cannot continue an Avalon library
-        StrategistRun(tmp_path, llm, None)
+        StrategistRun(tmp_path, llm, domains.create("gops"))
 
 
 def test_a_guide_run_changes_only_the_guide_of_its_side(tmp_path):

@@ -118,7 +118,7 @@ def test_bad_configs_and_logs_are_clear_errors():
 def test_actions_apply_by_name_and_unknown_names_are_refused():
     g = AvalonGame.new(AvalonConfig(5, discussion=False), seed=0)
     action, seats = g.pending()
-    g.apply(action, seats[0], [0, 1])
+    g.play(action, seats[0], [0, 1])
     assert g.phase == "vote"
     with pytest.raises(InputError, match="Unknown action"):
-        g.apply("dance", 0, None)
+        g.play("dance", 0, None)

@@ -15,7 +15,7 @@ def _played(seed=2, upto=None):
     agents = {i: RuleAgent(i) for i in range(5)}
     while g.phase != "end" and (upto is None or len(g.quest_results) < upto):
         seat = g.pending()[1][0]
-        g.apply(g.pending()[0], seat, agents[seat].act(g.view(seat)))
+        g.play(g.pending()[0], seat, agents[seat].act(g.view(seat)))
     return g
 
 

@@ -30,7 +30,7 @@ def test_quest_fails_and_votes_update_the_belief():
     while g.phase != "end" and not any(not ok for ok in g.quest_results):
         seat = g.pending()[1][0]
         action = agents[seat].act(g.view(seat))
-        g.apply(g.pending()[0], seat, action)
+        g.play(g.pending()[0], seat, action)
     servant = g.roles.index("Servant")
     view = g.view(servant)
     failed = [e for e in view["events"] if e["type"] == "quest_result" and e["fails"]]

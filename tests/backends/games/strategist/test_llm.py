@@ -86,3 +86,31 @@ def test_the_embedded_model_loads_once_and_answers():
     b = llm.complete(msgs, max_tokens=6, temperature=0.0)
     assert a.text and a.text == b.text  # greedy decoding is deterministic
     assert len(type(llm)._loaded) == 1  # loaded once, kept
+
+
+def test_the_embedded_model_is_found_through_the_model_registry(monkeypatch, tmp_path):
+    """A missing or corrupt GGUF is the registry's clear error, naming where it looked and how to restore it."""
+    from backends.common import registry
+    from backends.common.errors import ModelCorruptError, ModelMissingError
+    from backends.games import models
+    from backends.games.strategist import llm as llm_mod
+
+    assert registry.default_registry().get(llm_mod.EMBEDDED_MODEL_ID).files == (models.SMOLLM2_FILE,)
+    spec = registry.default_registry().get(llm_mod.EMBEDDED_MODEL_ID)
+    missing = registry.ModelRegistry()
+    missing.register(registry.ModelSpec(**{**spec.__dict__, "location": "no_such_package_here"}))
+    monkeypatch.setattr(registry, "default_registry", lambda: missing)
+    llm_mod._resolve_embedded.cache_clear()
+    with pytest.raises(ModelMissingError, match="smollm2-135m-instruct"):
+        llm_mod.embedded_llm()
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / models.SMOLLM2_FILE).write_bytes(b"not a model")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    corrupt = registry.ModelRegistry()
+    corrupt.register(registry.ModelSpec(**{**spec.__dict__, "location": "pkg"}))
+    monkeypatch.setattr(registry, "default_registry", lambda: corrupt)
+    with pytest.raises(ModelCorruptError):
+        llm_mod.embedded_llm()
+    llm_mod._resolve_embedded.cache_clear()
