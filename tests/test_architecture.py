@@ -22,11 +22,19 @@ def test_backends_never_import_gradio():
 
 
 def test_every_tab_module_is_registered():
+    """A tab is a module of app/tabs, or a package there (its parts in modules of their own), registered once."""
     from app.tabs import all_tabs
 
-    registered = {t.name for t in all_tabs()}
-    modules = {p.stem for p in (ROOT / "app" / "tabs").glob("*.py") if p.stem != "__init__"}
-    assert modules == registered
+    registered = [t.name for t in all_tabs()]
+    tabs = ROOT / "app" / "tabs"
+    modules = {p.stem for p in tabs.glob("*.py") if p.stem != "__init__"}
+    packages = {p.parent.name for p in tabs.glob("*/__init__.py")}
+    assert not modules & packages
+    assert modules | packages == set(registered) and len(registered) == len(set(registered))
+    for name in packages:  # a package is one tab: its __init__ exposes TAB
+        import importlib
+
+        assert importlib.import_module(f"app.tabs.{name}").TAB.name == name
 
 
 def test_building_the_app_imports_no_torch():

@@ -4,6 +4,7 @@
     iclr25-studio games tournament --agents random greedy mcts --games 20 --cards 6
     iclr25-studio games improve --run-dir runs/gops --iterations 5 [--method beam]   (needs an LLM endpoint)
     iclr25-studio games improve --game avalon --part heuristic|guide --run-dir runs/avalon --iterations 3
+    (--games and --budget default to the game's own; the run's rules live in backends/games/improve.py)
 
 Agents: random, greedy, mcts (baseline heuristic), or a path to a strategy source file (a sandboxed
 ``evaluate_state`` used at the leaves of MCTS). Every game is one JSON line. Games run serially, in
@@ -21,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.games import domains
+from backends.games.improve import METHODS, ImproveRequest, ImproveUpdate, continues, improve
 
 AGENTS = ("random", "greedy", "mcts")
 
@@ -44,18 +47,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="run the games as Ray tasks on this cluster ('local' starts Ray here; [dist] extra)")
     ip = sub.add_parser("improve", help="run STRATEGIST iterations (resumes an existing run dir)")
     ip.add_argument("--run-dir", type=Path, required=True)
-    ip.add_argument("--game", default="gops", choices=("gops", "avalon"))
-    ip.add_argument("--part", default="heuristic", choices=("heuristic", "guide"),
-                    help="Avalon: improve the value heuristic or the dialogue guide (--guide-side)")
+    ip.add_argument("--game", default=domains.DEFAULT_GAME, choices=domains.games())
+    ip.add_argument("--part", default=None, help="what the run improves, for games with several parts "
+                    "(Avalon: heuristic, or guide of --guide-side); default: the game's first")
     ip.add_argument("--guide-side", default="good", choices=("good", "evil"))
     ip.add_argument("--players", type=int, default=5, help="Avalon players")
-    ip.add_argument("--games", type=int, default=8, help="Avalon: games per strategy and evaluation")
-    ip.add_argument("--worlds", type=int, default=8, help="Avalon: sampled worlds per search decision")
-    ip.add_argument("--iterations", type=int, default=3)
-    ip.add_argument("--method", default="strategist", choices=("strategist", "beam"))
     ip.add_argument("--cards", type=int, default=6, help="GOPS cards per suit")
-    ip.add_argument("--games-per-pair", type=int, default=4, help="GOPS self-play games per pairing")
-    ip.add_argument("--simulations", type=int, default=16)
+    ip.add_argument("--games", "--games-per-pair", dest="games", type=int, default=None,
+                    help="evaluation games (GOPS: per pairing; Avalon: per strategy); default: the game's")
+    ip.add_argument("--budget", "--simulations", "--worlds", dest="budget", type=int, default=None,
+                    help="search budget (GOPS: MCTS simulations per move; Avalon: sampled worlds per decision)")
+    ip.add_argument("--iterations", type=int, default=3)
+    ip.add_argument("--method", default="strategist", choices=METHODS)
     ip.add_argument("--seed", type=int, default=0)
     ip.add_argument("--workers", type=int, default=1, help="local processes for the self-play games")
     ip.add_argument("--ray", default=None, metavar="ADDRESS", help="run the self-play games as Ray tasks")
@@ -88,23 +91,17 @@ def _match(a_spec: str, b_spec: str, args, out) -> float:
 
 def run(args: argparse.Namespace) -> int:
     if args.games_command == "improve":
-        from backends.games.avalon.domain import AvalonEvalSettings
-        from backends.games.gops.domain import EvalSettings
-        from backends.games.strategist.llm import get_llm
-        from backends.games.strategist.loop import StrategistRun
-
+        part = args.part or domains.domain_class(args.game).parts[0]
+        request = ImproveRequest(domains.kind_of(args.game, part), args.iterations, args.method, args.games,
+                                 args.budget, {"num_cards": args.cards, "num_players": args.players,
+                                               "guide_side": args.guide_side},
+                                 args.seed, args.workers, args.ray)
         args.run_dir.mkdir(parents=True, exist_ok=True)
-        llm = get_llm(cache=args.run_dir / "llm_cache.jsonl")
-        if args.game == "avalon":
-            settings = AvalonEvalSettings(args.part, args.players, args.games, args.worlds, args.guide_side,
-                                          workers=args.workers, ray_address=args.ray)
-        else:
-            settings = EvalSettings(args.cards, "discard", args.games_per_pair, args.simulations, workers=args.workers,
-                                    ray_address=args.ray)
-        run_ = StrategistRun(args.run_dir, llm, settings, method=args.method, seed=args.seed)
-        for item in run_.run(args.iterations):
-            if isinstance(item, dict):
-                print(json.dumps(item))
+        if not continues(args.run_dir, request):
+            raise InputError(f"{args.run_dir} holds a run of another kind; choose a new --run-dir.")
+        for item in improve(request, args.run_dir, lambda: args.run_dir):
+            if isinstance(item, ImproveUpdate) and item.record is not None:
+                print(json.dumps(item.record))
         return 0
     out = open(args.out, "w", encoding="utf-8") if args.out else None
     try:

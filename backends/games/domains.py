@@ -32,6 +32,32 @@ def domain_class(game: str) -> type:
     return getattr(importlib.import_module(module), name)
 
 
+def kind_of(game: str, part: str) -> str:
+    """A run's kind: the game, or "game-part" for a game whose runs improve one of several parts."""
+    parts = domain_class(game).parts
+    if part not in parts:
+        raise InputError(f"A {game} run improves {' or '.join(parts)}, not {part!r}.")
+    return game if len(parts) == 1 else f"{game}-{part}"
+
+
+def parse_kind(kind: str) -> tuple[str, str]:
+    """(game, part) of a run kind (see :func:`kind_of`)."""
+    game, _, part = str(kind).partition("-")
+    cls = domain_class(game)
+    part = part or cls.parts[0]
+    kind_of(game, part)  # a part the game has
+    return game, part
+
+
+def run_kinds() -> dict[str, str]:
+    """Every run kind with what the user is shown, in registry order."""
+    out = {}
+    for game in DOMAINS:
+        cls = domain_class(game)
+        out.update({kind_of(game, part): cls.labels[part] for part in cls.parts})
+    return out
+
+
 def create(game: str, settings=None, llm=None):
     """The domain of ``game`` with its evaluation ``settings`` (its defaults when None)."""
     return domain_class(game)(settings, llm)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backends.common.errors import InputError
 from backends.games.avalon.agents import RuleAgent, play_avalon
 from backends.games.avalon.dialogue import DEFAULT_GUIDES, LLMSpeaker, accusations, valid_guides
 from backends.games.avalon.game import AvalonConfig, AvalonGame
@@ -182,6 +183,32 @@ class AvalonDomain:
         check_source(strategy.source)
         if not valid_guides(strategy.guide):
             raise SandboxError("its dialogue guides must be text")
+
+    labels = {"heuristic": "Avalon value heuristic", "guide": "Avalon dialogue guide"}
+    budgets = {"heuristic": (8, 8), "guide": (8, 8)}  # default (games per strategy, sampled worlds per decision)
+
+    @classmethod
+    def make_settings(cls, part: str, games: int, budget: int, options: dict, workers: int = 1,
+                      ray_address: str | None = None) -> AvalonEvalSettings:
+        """Evaluation settings from an improvement request (``options``: ``num_players`` 5..10, default 5;
+        ``guide_side`` good or evil, default good)."""
+        players, side = int(options.get("num_players", 5)), str(options.get("guide_side", "good"))
+        if not 5 <= players <= 10:
+            raise InputError(f"Avalon is played by 5 to 10 players, got {players}.")
+        if side not in ("good", "evil"):
+            raise InputError(f"The guide's side is good or evil, got {side!r}.")
+        return AvalonEvalSettings(part, players, games, budget, side, workers=workers, ray_address=ray_address)
+
+    @classmethod
+    def controls(cls, saved: dict) -> tuple[int | None, int | None, dict]:
+        """A saved run's settings as (games, search budget, options): what the controls show on loading it."""
+        return saved.get("games"), saved.get("worlds"), {"num_players": saved.get("num_players", 5),
+                                                         "guide_side": saved.get("guide_side", "good")}
+
+    @classmethod
+    def same_run(cls, part: str, saved: dict, options: dict) -> bool:
+        """A guide run improves one side's guide: it goes on only for that side."""
+        return part != "guide" or saved.get("guide_side", "good") == options.get("guide_side", "good")
 
     def __init__(self, settings: AvalonEvalSettings | None = None, llm=None):
         self.settings = settings or AvalonEvalSettings()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -44,6 +44,9 @@ class AvalonMatchRequest:
     agents: str = "search"  # search over the belief; the AvalonBench-style rule agents; search + LLM speech;
     # strategist: search with a STRATEGIST strategy's value heuristic (+llm: speaking by its dialogue guides)
     strategy: dict | None = None  # {"name", "source", "guide"} for the strategist agents
+    # strategist agents without a strategy: the Improve run (a server folder) whose best strategy they play,
+    # else the shipped run's; resolved when the match starts and never kept in the match or its logs
+    strategy_run: str | None = None
 
     def validate(self) -> AvalonConfig:
         if self.seed is not None:
@@ -136,6 +139,11 @@ def _speaker(guides: dict[str, str] | None = None):
 
 
 def new_match(request: AvalonMatchRequest) -> AvalonMatch:
+    if request.agents.startswith("strategist") and request.strategy is None:
+        from backends.games.improve import strategy_for_play
+
+        chosen = strategy_for_play("avalon", request.strategy_run)
+        request = replace(request, strategy={"name": chosen.name, "source": chosen.source, "guide": chosen.guide})
     config = request.validate()
     seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
     game = AvalonGame.new(config, seed=seed)

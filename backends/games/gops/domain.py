@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from backends.common.errors import InputError
 from backends.games.gops.agents import MCTSAgent
 from backends.games.gops.game import GopsConfig, GopsState
 from backends.games.gops.heuristics import BASELINE_SOURCE, STATE_DOC, sandboxed_heuristic, state_dict
@@ -120,8 +121,30 @@ class GopsDomain:
     repair = "That code was rejected: {error}. Fix it and answer with the whole function."
     temperature, max_tokens = 0.3, 600  # code at a low temperature: small models drift into invalid text at 0.7
 
+    labels = {"heuristic": "GOPS value heuristic"}  # what the Improve choices call a run of each part
+    budgets = {"heuristic": (4, 16)}  # default (self-play games per pairing, MCTS simulations per move)
+
     def __init__(self, settings: EvalSettings | None = None, llm=None):
         self.settings = settings or EvalSettings()
+
+    @classmethod
+    def make_settings(cls, part: str, games: int, budget: int, options: dict, workers: int = 1,
+                      ray_address: str | None = None) -> EvalSettings:
+        """Evaluation settings from an improvement request (``options``: ``num_cards``, default 6)."""
+        cards = int(options.get("num_cards", 6))
+        if not 3 <= cards <= 13:
+            raise InputError(f"GOPS is played with 3 to 13 cards per suit, got {cards}.")
+        return EvalSettings(cards, "discard", games, budget, workers=workers, ray_address=ray_address)
+
+    @classmethod
+    def controls(cls, saved: dict) -> tuple[int | None, int | None, dict]:
+        """A saved run's settings as (games, search budget, options): what the controls show on loading it."""
+        return saved.get("games_per_pair"), saved.get("simulations"), {"num_cards": saved.get("num_cards", 6)}
+
+    @classmethod
+    def same_run(cls, part: str, saved: dict, options: dict) -> bool:
+        """Can a run with ``saved`` settings go on under these options? (GOPS: any card count.)"""
+        return True
 
     @staticmethod
     def check(strategy) -> None:

@@ -36,6 +36,9 @@ class GopsMatchRequest:
     seed: int | None = None  # None: a fresh random deal (the seed is told once the game is over)
     strategy_source: str | None = None  # opponent "strategist": the value heuristic at its MCTS leaves
     strategy_name: str = ""  # where that strategy came from (id, hand-written or which LLM)
+    # opponent "strategist" without a source: the Improve run (a server folder) whose best strategy plays,
+    # else the shipped run's; resolved when the match starts and never kept in the match or its logs
+    strategy_run: str | None = None
 
     def validate(self) -> GopsConfig:
         if self.opponent not in OPPONENTS:
@@ -106,6 +109,12 @@ def make_agent(request: GopsMatchRequest) -> Agent:
 
 
 def new_match(request: GopsMatchRequest) -> GopsMatch:
+    if request.opponent == "strategist" and not request.strategy_source:
+        from backends.games.improve import strategy_for_play
+
+        chosen = strategy_for_play("gops", request.strategy_run)
+        request = replace(request, strategy_source=chosen.source, strategy_name=chosen.name)
+    request = replace(request, strategy_run=None)
     config = request.validate()
     if request.seed is None:
         request = replace(request, seed=secrets.randbelow(2**31))

@@ -361,9 +361,7 @@ def run_kind(run_dir: str | Path) -> tuple[str, dict]:
         saved = {s.get("game", domains.DEFAULT_GAME) for s in json.loads((path / "library.json").read_text())}
         game = next(iter(saved), None)
     game = game or domains.DEFAULT_GAME
-    parts = domains.domain_class(game).parts
-    kind = game if len(parts) == 1 else f"{game}-{meta.get('part', parts[0])}"
-    return kind, meta.get("settings", {})
+    return domains.kind_of(game, meta.get("part", domains.domain_class(game).parts[0])), meta.get("settings", {})
 
 
 def best_strategy(game: str, run_dir: str | Path | None = None) -> Strategy:

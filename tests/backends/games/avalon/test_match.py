@@ -79,7 +79,9 @@ def test_strategist_agents_play_with_a_strategy_and_carry_it_in_the_log():
 
 def test_strategist_agents_refuse_missing_or_hostile_strategies():
     with pytest.raises(InputError, match="need a strategy"):
-        new_match(AvalonMatchRequest(5, "Servant", False, 0, "strategist"))
+        new_match(AvalonMatchRequest(5, "Servant", False, 0, "strategist", {"name": "no source"}))
+    shipped = new_match(AvalonMatchRequest(5, "Servant", False, 0, "strategist"))  # none given: the shipped run's
+    assert shipped.strategy["source"] and shipped.strategy["name"].startswith("s0")
     hostile = {"name": "x", "source": "import os\ndef evaluate_state(s):\n    return (0, 0), {}\n"}
     with pytest.raises(InputError, match="refused"):
         new_match(AvalonMatchRequest(5, "Servant", False, 0, "strategist", hostile))

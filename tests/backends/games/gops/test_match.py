@@ -74,7 +74,9 @@ def test_the_strategist_opponent_refuses_bad_code_and_needs_a_strategy():
     with pytest.raises(InputError, match="refused"):
         new_match(GopsMatchRequest(opponent="strategist", strategy_source="import os\ndef evaluate_state(s):\n  return 1"))
     with pytest.raises(InputError, match="needs a strategy"):
-        new_match(GopsMatchRequest(opponent="strategist"))
+        GopsMatchRequest(opponent="strategist").validate()
+    shipped = new_match(GopsMatchRequest(5, opponent="strategist"))  # none given: the shipped run's best
+    assert shipped.request.strategy_source and shipped.request.strategy_name.startswith("s0")
 
 
 def _with_deck(prizes, bids):

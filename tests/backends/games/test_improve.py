@@ -1,0 +1,78 @@
+"""The improvement-run service shared by the Improve tab and the CLI: which run a request continues, the
+games' defaults, loading a run, and the strategy the strategist agents play."""
+
+import json
+import shutil
+
+import pytest
+
+from backends.common.errors import InputError
+from backends.games import domains
+from backends.games import improve as service
+from backends.games.gops.match import GopsMatchRequest, new_match
+from tests.backends.games.strategist.test_loop import ScriptedLLM
+
+
+def _gops(**kw) -> service.ImproveRequest:
+    return service.ImproveRequest("gops", 1, games=2, budget=8, options={"num_cards": 4}, **kw)
+
+
+def test_every_registered_game_has_run_kinds_with_defaults():
+    kinds = domains.run_kinds()
+    assert {"gops", "avalon-heuristic", "avalon-guide"} <= set(kinds)
+    assert service.defaults("gops") == (4, 16) and service.defaults("avalon-guide") == (8, 8)
+    assert domains.parse_kind("avalon-guide") == ("avalon", "guide") and domains.parse_kind("gops") == ("gops", "heuristic")
+    with pytest.raises(InputError, match="Unknown game"):
+        domains.parse_kind("chess")
+    with pytest.raises(InputError, match="improves"):
+        domains.parse_kind("gops-guide")
+    for bad in (service.ImproveRequest("gops", 0), service.ImproveRequest("gops", method="greedy"),
+                service.ImproveRequest("gops", games=0)):
+        with pytest.raises(InputError):
+            bad.validate()
+    with pytest.raises(InputError, match="3 to 13"):
+        service.settings_for(service.ImproveRequest("gops", options={"num_cards": 40}))
+    settings = service.settings_for(service.ImproveRequest("avalon-guide", options={"guide_side": "evil"}))
+    assert (settings.part, settings.guide_side, settings.games, settings.worlds) == ("guide", "evil", 8, 8)
+
+
+def test_a_request_continues_only_a_run_of_its_kind(tmp_path):
+    made = []
+
+    def new_dir():
+        made.append(tmp_path / f"new{len(made)}")
+        return made[-1]
+
+    updates = [u for u in service.improve(_gops(), None, new_dir, llm=ScriptedLLM())
+               if isinstance(u, service.ImproveUpdate)]
+    run = made[0]
+    assert updates[-1].view.run_dir == str(run) and "Iteration 1" in updates[-1].status
+    assert updates[-1].record["iteration"] == 1 and updates[-1].view.ids
+    assert service.continues(run, _gops()) and not service.continues(run, service.ImproveRequest("avalon-heuristic"))
+    assert not service.continues(None, _gops())
+    (run / "run.json").write_text(json.dumps({"game": "avalon", "part": "guide", "settings": {"guide_side": "good"}}))
+    assert service.continues(run, service.ImproveRequest("avalon-guide", options={"guide_side": "good"}))
+    assert not service.continues(run, service.ImproveRequest("avalon-guide", options={"guide_side": "evil"}))
+
+
+def test_loading_a_run_sets_the_controls_and_its_best_strategy_plays(tmp_path):
+    shipped = domains.shipped_library("avalon").parent
+    files = [shipped / n for n in ("library.json", "ideas.json", "log.jsonl", "run.json") if (shipped / n).exists()]
+    loaded = service.load_run(files, tmp_path / "run")
+    assert loaded.kind.startswith("avalon") and loaded.games >= 1 and loaded.budget >= 1
+    assert "Loaded" in loaded.status and loaded.view.ids
+    chosen = service.strategy_for_play("avalon", tmp_path / "run")
+    assert chosen.source and chosen.name.startswith(loaded.view.ids[0])
+    gops = service.strategy_for_play("gops", tmp_path / "run")  # an Avalon run: GOPS plays the shipped one
+    assert gops.source == service.strategy_for_play("gops").source
+    text, diff = service.strategy_source(tmp_path / "run", loaded.view.ids[0])
+    assert "def evaluate_state" in text
+    with pytest.raises(InputError, match="No strategy"):
+        service.strategy_source(tmp_path / "run", "s999")
+
+
+def test_a_match_resolves_its_strategy_and_keeps_no_server_path(tmp_path):
+    shutil.copytree(domains.shipped_library("gops").parent, tmp_path / "run")
+    match = new_match(GopsMatchRequest(5, opponent="strategist", simulations=50, strategy_run=str(tmp_path / "run")))
+    assert match.request.strategy_source and match.request.strategy_name
+    assert match.request.strategy_run is None and str(tmp_path) not in match.to_json()
