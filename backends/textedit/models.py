@@ -11,6 +11,38 @@ from backends.common.registry import ModelSpec
 
 SPECS = [
     ModelSpec(
+        id="textedit-embedded", capability="textedit", kind="textedit-embedded", source="embedded",
+        location="textedit-embedded",
+        files=(
+            "model_index.json",
+            "scheduler/scheduler_config.json",
+            "text_encoder/config.json",
+            "text_encoder/model.safetensors",
+            "tokenizer/tokenizer.json",
+            "tokenizer/tokenizer_config.json",
+            "unet/config.json",
+            "unet/diffusion_pytorch_model.safetensors",
+            "vae/config.json",
+            "vae/diffusion_pytorch_model.safetensors",
+        ),
+        sha256={
+            "model_index.json": "9d98949946ce674720faefcc57624455a2f01fd8c4294b232eb9155d75cd2bee",
+            "scheduler/scheduler_config.json": "28d1a009dfa466938be057413130d37105fb555c44c7c403af4cbdb4c3194f5c",
+            "text_encoder/config.json": "36282316b1f7fdfb85e4fea0c6447b6e0826a0e4caef8521692b9c5894be0a3d",
+            "text_encoder/model.safetensors": "36d21112bdefe327d0863d0aac14d608aeb42265f0bad2c87256c1c9f851dffa",
+            "tokenizer/tokenizer.json": "215885a1e594c41c4fdc0dab1680e7c013913cb7a6176deb168f45564dc6e1df",
+            "tokenizer/tokenizer_config.json": "ae28a7637befd687dac2c4bd5e6891bc6190de7cd5d6b442b437ce96194d4fe4",
+            "unet/config.json": "91070c2c4721028fc12c3f0615c06af456d8232c82b893749079f985a5a58c5d",
+            "unet/diffusion_pytorch_model.safetensors": "31e5fadbccf281c83d990dcdfbcf0dd066fa278c72387d3281a9afe95b0c6cfd",
+            "vae/config.json": "f7f95b3f22e70290a1415936e21d2d148e31137a2a064855fb62c910bcf876a3",
+            "vae/diffusion_pytorch_model.safetensors": "e75576108c07346ac34e08fec55f98c14521d102380e222de4c0c38f48d636a5",
+        },
+        license="Apache-2.0 (trained by this project)",
+        description=("32×128 text-to-image latent diffusion model that writes one word of 3–8 letters on a sign, "
+                     "shirt, wall, label, poster or board: AutoencoderKL + UNet2DConditionModel (7 attn2 layers) "
+                     "+ CLIPTextModel with a character-level tokenizer (training/textedit_model.py)."),
+    ),
+    ModelSpec(
         id="sdxl-base", capability="textedit", kind="diffusers-pipeline", source="hf",
         location="stabilityai/stable-diffusion-xl-base-1.0",
         files=("model_index.json", "unet/config.json", "vae/config.json", "scheduler/scheduler_config.json"),
