@@ -21,6 +21,13 @@ def test_backends_never_import_gradio():
     assert offenders == []
 
 
+# Tab modules written but not shown yet, each with the reason (a tab either does the real thing or is
+# not shown): take a line out when its tab is registered.
+NOT_YET_SHOWN = {
+    "textedit": "the embedded text model cannot spell yet (assets/textedit-embedded/README.md: char F1 0.21)",
+}
+
+
 def test_every_tab_module_is_registered():
     """A tab is a module of app/tabs, or a package there (its parts in modules of their own), registered once."""
     from app.tabs import all_tabs
@@ -30,7 +37,7 @@ def test_every_tab_module_is_registered():
     modules = {p.stem for p in tabs.glob("*.py") if p.stem != "__init__"}
     packages = {p.parent.name for p in tabs.glob("*/__init__.py")}
     assert not modules & packages
-    assert modules | packages == set(registered) and len(registered) == len(set(registered))
+    assert modules | packages == set(registered) | set(NOT_YET_SHOWN) and len(registered) == len(set(registered))
     for name in packages:  # a package is one tab: its __init__ exposes TAB
         import importlib
 
