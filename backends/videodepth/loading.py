@@ -38,7 +38,9 @@ def load_folder(folder: Path, device: str = "cpu", dtype: torch.dtype = torch.fl
     if (folder / "unet_interp" / "config.json").is_file():
         interp = UNetSpatioTemporalRopeConditionModel.from_pretrained(folder / "unet_interp", torch_dtype=dtype).to(device)
     sched = FlowMatchEulerDiscreteScheduler.from_pretrained(folder / "scheduler")
-    pipe = VideoDepthPipeline(vae=vae, unet=unet.eval(), scheduler=sched, unet_interp=interp)
+    index = folder / "model_index.json"
+    prediction = json.loads(index.read_text()).get("prediction_type", "v_prediction") if index.is_file() else "v_prediction"
+    pipe = VideoDepthPipeline(vae=vae, unet=unet.eval(), scheduler=sched, unet_interp=interp, prediction_type=prediction)
     pipe.name = name
     pipe.set_progress_bar_config(disable=True)
     return pipe

@@ -4,6 +4,23 @@ from backends.common.registry import ModelSpec
 
 SPECS = [
     ModelSpec(
+        id="videodepth-embedded", capability="videodepth", kind="videodepth-embedded", source="embedded",
+        location="videodepth-embedded",
+        files=("model_index.json", "scheduler/scheduler_config.json", "unet/config.json",
+               "unet/diffusion_pytorch_model.safetensors", "vae/config.json", "vae/diffusion_pytorch_model.safetensors"),
+        sha256={
+            "model_index.json": "6322c71a10973f241b47474c2ce2cd2aac10dd92113d04447ddddc06db3a71db",
+            "scheduler/scheduler_config.json": "b551508c7fc8a1b675c87458fcb5ea64d2b1e3e8492e765f2db8c71f67c7b0c9",
+            "unet/config.json": "39134fa6c2ed5bd34d1938f277a732e9129d8fcabc8061e787497cc72f42147a",
+            "unet/diffusion_pytorch_model.safetensors": "db61373e7d22337ad44d78490e00f025c47fe9cb5840472be01de13894c6e242",
+            "vae/config.json": "9615095806c13c3da35280d6313e82170456830d1c06510f27cf975eaa19f266",
+            "vae/diffusion_pytorch_model.safetensors": "830fa47e7bedf2f1dd2a4d5d1a8960952677daa3e074b94cc3b0f6174324e87c",
+        },
+        license="Apache-2.0 (trained by this project)",
+        description=("64×64 RoPE spatio-temporal UNet (flow matching, clean-latent prediction) on a space-to-depth "
+                     "codec, trained on synthetic primitive-world clips (training/videodepth_model.py)."),
+    ),
+    ModelSpec(
         id="depth-any-video", capability="videodepth", kind="diffusers-components", source="hf",
         location="hhyangcs/depth-any-video",
         files=("unet/config.json", "unet_interp/config.json", "vae/config.json", "scheduler/scheduler_config.json"),

@@ -39,3 +39,10 @@ def test_published_layout_loads_and_runs(tmp_path):
     out = pipe(tiny_video(3, size=16), position_ids=[0, 12, 24], num_inference_steps=1,
                generator=torch.Generator().manual_seed(0))
     assert out.disparity.shape == (3, 16, 16) and out.latents.shape == (1, 3, 4, 8, 8)
+
+
+def test_prediction_type_survives_saving(tmp_path):
+    pipe = tiny_pipeline()
+    pipe.register_to_config(prediction_type="sample")
+    pipe.save_pretrained(tmp_path / "m")
+    assert load_folder(tmp_path / "m").config.prediction_type == "sample"
