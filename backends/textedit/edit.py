@@ -111,12 +111,7 @@ def edit(request: EditRequest, cancel: CancelToken | None = None) -> Iterator[Pr
         return (to_uint8(original.images)[0], to_uint8(out.images)[0], to_uint8(out.source_images)[0],
                 out.patched_layers)
 
-    result = None
-    for item in service.stream_action(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            result = item
+    result = yield from service.stream_action(work, cancel)
     original, edited, swap, patched = result
     note = f"Layers {', '.join(layers)} took the K/V of “{request.new_text}” from step {request.start_step} on."
     if not patched:

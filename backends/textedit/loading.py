@@ -1,7 +1,7 @@
 """Build the Text in Image pipeline for a registered model: the embedded one or a published checkpoint.
 
-* ``textedit-embedded``: one folder with ``vae/ unet/ text_encoder/ tokenizer/ scheduler/`` (fp16 on
-  disk, loaded in fp32 on a CPU) → ``TextEditPipeline``;
+* ``textedit-embedded``: the folder ``TextEditPipeline.save_pretrained`` wrote (fp16 on disk, loaded in
+  fp32 on a CPU);
 * ``sdxl-base`` / ``sd3-medium`` / ``if-stage1``: diffusers' own ``StableDiffusionXLPipeline``,
   ``StableDiffusion3Pipeline`` and ``IFPipeline`` (stage I; the super-resolution stage is untouched,
   as in the paper), wrapped by ``PublishedTextPipeline``: the same text-layer processors on their
@@ -41,16 +41,8 @@ PUBLISHED_RULES = TextRules(PRINTABLE, 40, ocr_detect=True, case_insensitive=Fal
 
 
 def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = DEFAULT_MODEL) -> TextEditPipeline:
-    from diffusers import AutoencoderKL, DDIMScheduler, UNet2DConditionModel
-    from transformers import CLIPTextModel, PreTrainedTokenizerFast
-
-    folder = Path(folder)
-    vae = AutoencoderKL.from_pretrained(folder / "vae", torch_dtype=dtype).to(device)
-    unet = UNet2DConditionModel.from_pretrained(folder / "unet", torch_dtype=dtype).to(device)
-    text = CLIPTextModel.from_pretrained(folder / "text_encoder", dtype=dtype).to(device)
-    tok = PreTrainedTokenizerFast.from_pretrained(folder / "tokenizer")
-    sched = DDIMScheduler.from_pretrained(folder / "scheduler")
-    pipe = TextEditPipeline(vae, text, tok, unet, sched)
+    """The exported ``TextEditPipeline`` folder (``save_pretrained``: fp16 on disk, ``dtype`` here)."""
+    pipe = TextEditPipeline.from_pretrained(Path(folder), dtype=dtype).to(device)
     pipe.name = name
     pipe.set_progress_bar_config(disable=True)
     return pipe
@@ -166,7 +158,7 @@ def load_published(spec_id: str, folder: Path, device="cpu", dtype=torch.float32
 
     cls = {"sdxl-base": StableDiffusionXLPipeline, "sd3-medium": StableDiffusion3Pipeline, "if-stage1": IFPipeline}[spec_id]
     extra = dict(safety_checker=None, watermarker=None, requires_safety_checker=False) if cls is IFPipeline else {}
-    pipe = cls.from_pretrained(folder, torch_dtype=dtype, **extra).to(device)
+    pipe = cls.from_pretrained(folder, dtype=dtype, **extra).to(device)
     return PublishedTextPipeline(pipe, spec_id)
 
 

@@ -172,12 +172,7 @@ def localize(request: LocalizeRequest, cancel: CancelToken | None = None,
                         head_reads[(layer.name, h)].append(ocr(img_h))
         return reads, images, head_reads, originals, targets, patched_first
 
-    result = None
-    for item in service.stream_action(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            result = item
+    result = yield from service.stream_action(work, cancel)
     reads, images, head_reads, originals, targets, patched_first = result
     a_texts, b_texts = [p[0] for p in pairs], [p[1] for p in pairs]
     total_params = sum(p.numel() for p in denoiser_of(pipe).parameters())

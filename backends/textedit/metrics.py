@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from Levenshtein import distance as _levenshtein
@@ -51,9 +51,6 @@ class CharScores:
     f1: float
     levenshtein: int
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 def char_f1(pred: str, gt: str) -> CharScores:
     p, r, acc = get_p_r_acc(pred, gt)
@@ -70,9 +67,6 @@ class OcrScores:
     f1: float
     levenshtein: float
     n: int
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def ocr_scores(preds: Sequence[str], gts: Sequence[str]) -> OcrScores:

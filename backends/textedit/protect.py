@@ -125,12 +125,7 @@ def protect(request: ProtectRequest, cancel: CancelToken | None = None) -> Itera
             guarded = protected_call(pipe, a, request)
         return to_uint8(plain.images)[0], to_uint8(guarded.images)[0], guarded.patched_layers
 
-    result = None
-    for item in service.stream_action(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            result = item
+    result = yield from service.stream_action(work, cancel)
     unprotected, protected, patched = result
     identical = bool(np.array_equal(unprotected, protected))
     if matched:

@@ -242,13 +242,22 @@ def call_kwargs(pipe, reporter: Reporter, start: float, end: float, label: str) 
     return kw
 
 
-def stream_action(work: Callable, cancel: CancelToken | None) -> Iterator:
-    """Run ``work(report)`` under the pipeline lock on a worker thread; yield its events and its result."""
+def stream_action(work: Callable, cancel: CancelToken | None):
+    """Run ``work(report)`` under the pipeline lock on a worker thread; yield its events, return its result.
+
+    Use as ``result = yield from stream_action(work, cancel)`` inside an action's generator.
+    """
     def locked(report):
         with PIPELINE_LOCK:
             return work(report)
 
-    yield from stream_reports(locked, cancel)
+    result = None
+    for item in stream_reports(locked, cancel):
+        if isinstance(item, ProgressEvent):
+            yield item
+        else:
+            result = item
+    return result
 
 
 # --- generate ----------------------------------------------------------------------------------
@@ -264,12 +273,7 @@ def generate(request: GenerateRequest, cancel: CancelToken | None = None) -> Ite
         out = pipe(request.prompt, **request.pipe_kwargs(), **call_kwargs(pipe, rep, 0.0, 0.95, "generating"))
         return to_uint8(out.images)[0]
 
-    image = None
-    for item in stream_action(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            image = item
+    image = yield from stream_action(work, cancel)
     readings = read_out(image, request.text, rules.ocr_detect)
     yield GenerateResult(image, request.prompt, readings, request.model, str(pipe.device), time.perf_counter() - t0,
                          run_card("generate", request, pipe, prompts={"A": request.prompt}))

@@ -41,6 +41,20 @@ def tiny():
     return tiny_pipeline()
 
 
+@pytest.fixture(scope="module")
+def tiny_model():
+    """The actions' model loader answers with a tiny pipeline (the embedded model's preset and text rules)."""
+    from backends.textedit import service
+    from backends.textedit.loading import EMBEDDED_RULES
+    from backends.textedit.models import PRESETS
+
+    pipe = tiny_pipeline()
+    patch = pytest.MonkeyPatch()
+    patch.setattr(service, "load_pipeline", lambda model="textedit-embedded": (pipe, PRESETS[model], EMBEDDED_RULES))
+    yield pipe
+    patch.undo()
+
+
 def sdxl_unet():
     """SDXL's UNet layout at (4, 8): text-time added conditioning, 1 and 2 transformer layers per block."""
     from diffusers import UNet2DConditionModel

@@ -7,27 +7,15 @@ import pytest
 
 from backends.common.errors import Cancelled, InputError
 from backends.common.progress import CancelToken, ProgressEvent, run_to_result
-from backends.textedit import service
 from backends.textedit.edit import EditRequest, edit
-from backends.textedit.loading import EMBEDDED_RULES
 from backends.textedit.localize import LayerScore, LocalizeRequest, choose, localize
 from backends.textedit.lora import FinetuneRequest, finetune, load_adapter
-from backends.textedit.models import PRESETS
 from backends.textedit.protect import ProtectRequest, blocked_words, check_block_list, protect
 from backends.textedit.service import GenerateRequest, generate
-
-from .conftest import tiny_pipeline
 
 FAST = dict(num_inference_steps=2, seed=3)
 
 
-@pytest.fixture(scope="module")
-def tiny_model():
-    pipe = tiny_pipeline()
-    patch = pytest.MonkeyPatch()
-    patch.setattr(service, "load_pipeline", lambda model="textedit-embedded": (pipe, PRESETS[model], EMBEDDED_RULES))
-    yield pipe
-    patch.undo()
 
 
 def events_and_result(work):

@@ -7,20 +7,8 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from backends.textedit import service
-from backends.textedit.loading import EMBEDDED_RULES
-from backends.textedit.models import PRESETS
 
-from .conftest import tiny_pipeline
-
-
-@pytest.fixture(scope="module", autouse=True)
-def tiny_model():
-    pipe = tiny_pipeline()
-    patch = pytest.MonkeyPatch()
-    patch.setattr(service, "load_pipeline", lambda model="textedit-embedded": (pipe, PRESETS[model], EMBEDDED_RULES))
-    yield pipe
-    patch.undo()
+pytestmark = pytest.mark.usefixtures("tiny_model")
 
 
 def test_edit_writes_files_and_its_card_reproduces_it(tmp_path, capsys):

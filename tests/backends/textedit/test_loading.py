@@ -16,8 +16,7 @@ A, B = 'a sign that says "cat"', 'a sign that says "dog"'
 
 def test_embedded_folder_round_trip(tmp_path):
     pipe = tiny_pipeline()
-    for name, component in pipe.components.items():
-        component.save_pretrained(tmp_path / name)
+    pipe.save_pretrained(tmp_path)
     loaded = load_embedded(tmp_path, name="tiny")
     kw = dict(num_inference_steps=2, patch_prompt=B, patch_layers=[3])
     a = pipe(A, generator=torch.Generator().manual_seed(0), **kw).images
