@@ -15,21 +15,35 @@ from .errors import InputError
 
 
 def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], ray_address: str | None = None,
-              workers: int = 1) -> list:
-    """``[fn(t) for t in tasks]``, in order, wherever it runs."""
+              workers: int = 1, on_done: Callable[[int, int], None] | None = None) -> list:
+    """``[fn(t) for t in tasks]``, in order, wherever it runs. ``on_done(done, total)`` is called as results
+    come in (for progress); if it raises (a cancel), tasks not yet started are dropped and it propagates."""
     tasks = list(tasks)
+    done = on_done or (lambda k, n: None)
     if ray_address:
-        return _ray_map(fn, tasks, ray_address)
+        return _ray_map(fn, tasks, ray_address, done)
     if workers > 1 and len(tasks) > 1:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=mp.get_context("spawn")) as pool:
-            return list(pool.map(fn, tasks))
-    return [fn(t) for t in tasks]
+        pool = ProcessPoolExecutor(min(workers, len(tasks)), mp_context=mp.get_context("spawn"))
+        try:
+            futures = [pool.submit(fn, t) for t in tasks]
+            results = []
+            for future in futures:
+                results.append(future.result())
+                done(len(results), len(tasks))
+            return results
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    results = []
+    for t in tasks:
+        results.append(fn(t))
+        done(len(results), len(tasks))
+    return results
 
 
-def _ray_map(fn, tasks: list, address: str) -> list:
+def _ray_map(fn, tasks: list, address: str, done: Callable[[int, int], None]) -> list:
     try:
         import ray
     except ImportError:
@@ -44,4 +58,14 @@ def _ray_map(fn, tasks: list, address: str) -> list:
         else:
             ray.init(address=address, **kwargs)
     remote = ray.remote(fn)
-    return ray.get([remote.remote(t) for t in tasks])
+    refs = [remote.remote(t) for t in tasks]
+    results = []
+    try:
+        for ref in refs:
+            results.append(ray.get(ref))
+            done(len(results), len(tasks))
+    except BaseException:
+        for ref in refs[len(results):]:
+            ray.cancel(ref)
+        raise
+    return results

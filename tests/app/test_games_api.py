@@ -333,3 +333,43 @@ def test_agents_that_recite_their_prompt_are_silenced(session, monkeypatch, scri
     texts = [part["text"] for m in outputs[0] for part in m["content"]]
     speeches = [t.split(":** ", 1)[1] for t in texts if t.startswith("**Player ") and "(you)" not in t]
     assert len(speeches) >= 4 and set(speeches) == {NEUTRAL_LINE}
+
+
+def test_improve_reports_each_game_stops_quickly_and_leaves_the_gpu_queue_free(session, monkeypatch,
+                                                                                scripted_endpoint, tmp_path):
+    """Improve is a job of its own (not on the shared "gpu" queue): a heavy action of another tab runs while
+    it does; its progress names each evaluation game; Stop ends it within seconds, inside the evaluation."""
+    import time
+
+    from gradio_client import Client
+
+    from backends.common.settings import reset_settings
+    from tests.app.test_counterfactual_api import BRIDGE, CLASSIFIER, EXAMPLES, editor_payload
+
+    def slow(body):
+        time.sleep(0.3)
+        return scripted_strategist(body)
+
+    monkeypatch.setenv("ICLR25_LLM_BASE_URL", scripted_endpoint(slow))
+    monkeypatch.setenv("ICLR25_LLM_MODEL", "scripted-double")
+    reset_settings()
+    job = session.submit("gops", "good", "strategist", 5, 6, 40, 200, 0, api_name="/strategist_run")
+    deadline, progress = time.time() + 120, ""
+    while "evaluation: game" not in progress and time.time() < deadline:
+        time.sleep(0.3)
+        units = job.status().progress_data or []
+        progress = " ".join(str(u.desc) for u in units)
+    assert "seeding: evaluation: game" in progress and not job.done()
+
+    other = Client(session.src, verbose=False)  # another user, another tab, the shared heavy-work queue
+    payload, _ = editor_payload(tmp_path, EXAMPLES / "cone.png", None)
+    heavy = other.submit(payload, "sphere", 1, 8, 1.5, 0.6, 0, BRIDGE, CLASSIFIER, api_name="/counterfactual_generate")
+    with pytest.raises(Exception, match="Paint the region"):  # its answer, not a timeout behind the Improve run
+        heavy.result(timeout=30)
+    other.close()
+    assert not job.done()
+
+    t0 = time.time()
+    assert "Stopping" in session.predict(api_name="/strategist_stop")
+    status, *_ = job.result(timeout=30)
+    assert time.time() - t0 < 10 and status.startswith("Stopped after iteration 0")

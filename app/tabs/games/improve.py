@@ -98,7 +98,8 @@ def build(run_dir: gr.State) -> None:
             CANCELS.finish(request, "strategist", token)
 
     def on_stop_improve(request: gr.Request) -> str:
-        return "Stopping…" if CANCELS.cancel(request, "strategist") else "Nothing is running."
+        return ("Stopping (at the next evaluation game or LLM call)…" if CANCELS.cancel(request, "strategist")
+                else "Nothing is running.")
 
     @user_errors
     def on_pick(path, sid):
@@ -118,7 +119,9 @@ def build(run_dir: gr.State) -> None:
                       api_name="strategist_load")
     imp_run.click(on_improve, inputs=[run_dir, imp_game, guide_side, method, iterations, imp_cards, imp_games, imp_sims,
                                       imp_seed],
-                  outputs=imp_outputs, api_name="strategist_run", concurrency_id="gpu")
+                  outputs=imp_outputs, api_name="strategist_run",
+                  # a job of its own, one at a time: minutes of self-play never hold the shared "gpu" queue
+                  concurrency_id="improve", concurrency_limit=1)
     imp_stop.click(on_stop_improve, outputs=imp_status, api_name="strategist_stop", queue=False)
     new_run = lambda: (None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None)  # noqa: E731
     imp_new.click(new_run, outputs=imp_outputs, api_name="strategist_new")

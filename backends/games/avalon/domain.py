@@ -13,6 +13,7 @@ dialogue guide per side (text). As in the paper the two parts improve in separat
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,10 +69,12 @@ def probe(source: str) -> None:
             box.close()
 
 
-def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=None) -> tuple[dict, dict]:
+def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=None,
+             on_game: Callable[[int, int], None] | None = None) -> tuple[dict, dict]:
     """Each strategy's win rate for its side against rule agents, over the same deals; strategies that
     fail in the sandbox get no score. Heuristic games run as tasks (serially, in processes or on Ray);
-    guide games speak through ``llm`` in this process."""
+    guide games speak through ``llm`` in this process. ``on_game(done, total)`` hears of each finished
+    game (progress; raising there, e.g. on Stop, ends the evaluation)."""
     from backends.common.parallel import run_tasks
 
     rng = np.random.default_rng(seed)
@@ -79,11 +82,20 @@ def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=
     sides = [settings.guide_side] * settings.games if settings.part == "guide" else \
         ["good" if g % 2 == 0 else "evil" for g in range(settings.games)]
     scores, errors = {}, {}
+    total, finished = settings.games * len(strategies), 0
+
+    def one_done(k: int = 0, n: int = 0) -> None:
+        nonlocal finished
+        finished += 1
+        if on_game is not None:
+            on_game(finished, total)
+
     for s in strategies:
         try:
             probe(s.source)
         except SandboxError as e:
             errors[s.id] = str(e)
+            total -= settings.games
             continue
         tasks = [AvalonTask(side, deal, settings.num_players, settings.worlds, s.source, s.id)
                  for side, deal in zip(sides, deals, strict=True)]
@@ -91,9 +103,13 @@ def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=
             if llm is None:
                 raise ValueError("guide evaluation needs the run's LLM")
             speaker = LLMSpeaker(llm, guides=s.guide)
-            results = [play_side(t, speaker) for t in tasks]
+            results = []
+            for t in tasks:
+                results.append(play_side(t, speaker))
+                one_done()
         else:
-            results = run_tasks(play_side, tasks, ray_address=settings.ray_address, workers=settings.workers)
+            results = run_tasks(play_side, tasks, ray_address=settings.ray_address, workers=settings.workers,
+                                on_done=one_done)
         failed = [r["error"] for r in results if "error" in r]
         if failed:
             errors[s.id] = failed[0]
@@ -261,8 +277,8 @@ class AvalonDomain:
             return {"source": content, "guide": guide}
         return {"source": parent.source, "guide": {**guide, self.settings.guide_side: content}}
 
-    def evaluate(self, strategies: list, seed: int) -> tuple[dict[str, float], dict[str, str]]:
-        return evaluate(strategies, self.settings, seed, llm=self.llm)
+    def evaluate(self, strategies: list, seed: int, on_game=None) -> tuple[dict[str, float], dict[str, str]]:
+        return evaluate(strategies, self.settings, seed, llm=self.llm, on_game=on_game)
 
     def feedback(self, strategy, seed: int) -> str:
         if self.part == "heuristic":

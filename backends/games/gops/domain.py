@@ -7,6 +7,7 @@ the heuristic and the search made with it disagree most). The loop itself is ``s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,10 +43,12 @@ SYSTEM = ("You improve value heuristics for the card game GOPS (Game of Pure Str
           "no names starting with '_', no simulations of whole games.")
 
 
-def evaluate(strategies: list, settings: EvalSettings, seed: int = 0) -> tuple[dict[str, float], dict[str, str]]:
+def evaluate(strategies: list, settings: EvalSettings, seed: int = 0,
+             on_game: Callable[[int, int], None] | None = None) -> tuple[dict[str, float], dict[str, str]]:
     """Round-robin self-play (seats swapped) among the strategies and a benchmark MCTS with random
     rollouts; score = mean result (win 1, draw ½). Strategies that fail in the sandbox get no score.
-    Every game is a task (``gops_games.play_task``), run serially, in processes or on Ray."""
+    Every game is a task (``selfplay.play_task``), run serially, in processes or on Ray; ``on_game(done,
+    total)`` hears of each finished game (progress; raising there, e.g. on Stop, ends the evaluation)."""
     from backends.common.parallel import run_tasks
     from backends.games.gops.selfplay import BENCHMARK, GameTask, play_task
 
@@ -69,7 +72,8 @@ def evaluate(strategies: list, settings: EvalSettings, seed: int = 0) -> tuple[d
                 tasks.append(GameTask(p0, p1, settings.num_cards, settings.tie_rule, settings.simulations,
                                       int(rng.integers(2**31)), sources.get(p0), sources.get(p1), sims[p0], sims[p1]))
     results: dict[str, list[float]] = {k: [] for k in ids}
-    for r in run_tasks(play_task, tasks, ray_address=settings.ray_address, workers=settings.workers):
+    for r in run_tasks(play_task, tasks, ray_address=settings.ray_address, workers=settings.workers,
+                       on_done=on_game):
         if "error" in r:
             errors[r["failed"]] = r["error"]
             continue
@@ -172,8 +176,8 @@ class GopsDomain:
     def apply(self, parent, content: str) -> dict:
         return {"source": content}
 
-    def evaluate(self, strategies: list, seed: int) -> tuple[dict[str, float], dict[str, str]]:
-        return evaluate(strategies, self.settings, seed)
+    def evaluate(self, strategies: list, seed: int, on_game=None) -> tuple[dict[str, float], dict[str, str]]:
+        return evaluate(strategies, self.settings, seed, on_game)
 
     def feedback(self, strategy, seed: int) -> str:
         return feedback(strategy, self.settings, seed=seed)

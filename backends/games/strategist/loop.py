@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from backends.common.errors import InputError
-from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.games import domains
 from backends.games.strategist.llm import LLM
 from backends.games.strategist.sandbox import SandboxError
@@ -58,10 +58,18 @@ class Domain(Protocol):
     def show(self, strategy: Strategy) -> str: ...  # the part being improved, for a prompt
     def parse(self, text: str) -> str: ...  # the LLM's answer → the new part, vetted (SandboxError if refused)
     def apply(self, parent: Strategy, content: str) -> dict: ...  # the child's fields
-    def evaluate(self, strategies: list[Strategy], seed: int) -> tuple[dict[str, float], dict[str, str]]: ...
+    def evaluate(self, strategies: list[Strategy], seed: int,
+                 on_game: Callable[[int, int], None] | None = None) -> tuple[dict[str, float], dict[str, str]]: ...
     def feedback(self, strategy: Strategy, seed: int) -> str: ...
     @staticmethod
     def check(strategy: Strategy) -> None: ...  # vet a loaded strategy (SandboxError if refused)
+
+
+Note = Callable[[float, str], None]  # (fraction of the current phase, what is happening); raising stops the work
+
+
+def _silent(fraction: float, message: str) -> None:
+    pass
 
 
 # --- libraries ---------------------------------------------------------------------------------------
@@ -196,16 +204,19 @@ class StrategistRun:
     def _messages(self, text: str) -> list[dict]:
         return [{"role": "system", "content": self.domain.system}, {"role": "user", "content": text}]
 
-    def _score(self, strategies: list[Strategy], seed: int) -> tuple[dict, dict]:
-        scores, errors = self.domain.evaluate(strategies, seed)
+    def _score(self, strategies: list[Strategy], seed: int, note: Note, label: str) -> tuple[dict, dict]:
+        scores, errors = self.domain.evaluate(strategies, seed,
+                                              lambda done, total: note(done / total, f"{label}: game {done}/{total}"))
         for s in strategies:
             if s.id in scores:
                 s.score = scores[s.id]
                 s.history.append(scores[s.id])
         return scores, errors
 
-    def start(self, llm_seeds: int = 1) -> dict:
-        """Seed the library: the hand-written baseline plus ``llm_seeds`` strategies written by the LLM."""
+    def start(self, llm_seeds: int = 1, note: Note | None = None) -> dict:
+        """Seed the library: the hand-written baseline plus ``llm_seeds`` strategies written by the LLM.
+        ``note(fraction, message)`` hears of each LLM call and evaluation game (raising there stops)."""
+        note = note or _silent
         if self.library.items:
             return {"iteration": self.iteration, "resumed": True}
         d = self.domain
@@ -213,6 +224,7 @@ class StrategistRun:
         self.library.add(base)
         calls = 0
         for k in range(llm_seeds):
+            note(0.0, f"seeding: the LLM writes strategy {k + 1} of {llm_seeds}")
             try:
                 content, c = write_strategy(self.llm, self._messages(d.seed_prompt()), d, seed=self.seed + 100 + k)
                 calls += c
@@ -221,27 +233,32 @@ class StrategistRun:
             except SandboxError as e:
                 calls += 4
                 self._save({"iteration": 0, "event": "seed_rejected", "reason": str(e)})
-        scores, errors = self._score(list(self.library.items.values()), self.seed)
+        scores, errors = self._score(list(self.library.items.values()), self.seed, note, "seeding: evaluation")
         self.llm_calls += calls
         record = {"iteration": 0, "event": "seeded", "game": d.game, "part": d.part, "scores": scores,
                   "errors": errors, "llm_calls": calls}
         self._save(record)
         return record
 
-    def step(self) -> dict:
-        """One iteration of the chosen method; returns (and logs) what happened."""
+    def step(self, note: Note | None = None) -> dict:
+        """One iteration of the chosen method; returns (and logs) what happened. ``note`` as in :meth:`start`."""
+        note = note or _silent
         self.iteration += 1
         it, calls, t0, d = self.iteration, 0, time.time(), self.domain
         parents = self.library.top(self.fittest)
         if not parents:
             raise InputError("Start the run first (the library has no scored strategies).")
-        fb = {p.id: d.feedback(p, seed=self.seed + it) for p in parents}
+        fb = {}
+        for p in parents:
+            note(0.0, f"iteration {it}: self-play feedback for {p.id}")
+            fb[p.id] = d.feedback(p, seed=self.seed + it)
         plans: list[tuple[Strategy, str | None, list[dict]]] = []
         rng = np.random.default_rng(self.seed + it)
         if self.method == "strategist":
             for p in parents:
                 base = self._messages(f"{d.show(p)}\nSelf-play feedback:\n{fb[p.id]}\n"
                                       f"What do you conclude about the {d.noun}'s mistakes?")
+                note(0.0, f"iteration {it}: the LLM reflects on {p.id}")
                 conclusions = self.llm.complete(base, max_tokens=300, seed=self.seed + it).text
                 ideas_msg = base + [{"role": "assistant", "content": conclusions},
                                     {"role": "user", "content": f"List {self.n_ideas} concrete improvement ideas, one per line, numbered 1., 2., ..."}]
@@ -260,7 +277,8 @@ class StrategistRun:
                 plans.append((parent, None, self._messages(f"{d.show(parent)}\nSelf-play feedback:\n{fb[parent.id]}\n"
                                                            f"Rewrite the {d.noun} to play better. {d.answer}")))
         children, rejected = [], []
-        for parent, idea, msgs in plans:
+        for k, (parent, idea, msgs) in enumerate(plans):
+            note(0.0, f"iteration {it}: the LLM writes child {k + 1} of {len(plans)}")
             try:
                 content, c = write_strategy(self.llm, msgs, d, seed=self.seed + it * 10 + len(children))
                 calls += c
@@ -273,7 +291,7 @@ class StrategistRun:
                              **d.apply(parent, content))
             self.library.add(child)
             children.append(child)
-        scores, errors = self._score(parents + children, self.seed + it)
+        scores, errors = self._score(parents + children, self.seed + it, note, f"iteration {it}: evaluation")
         rewards = []
         for child in children:
             parent = self.library.items[child.origin["parent"]]
@@ -291,15 +309,31 @@ class StrategistRun:
         return record
 
     def run(self, iterations: int, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | dict]:
-        if not self.library.items:
-            yield ProgressEvent(0.0, "seeding the strategy library")
-            yield {"kind": "record", **self.start()}
-        for k in range(iterations):
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            record = self.step()
-            yield ProgressEvent((k + 1) / iterations, f"iteration {record['iteration']}: best {record['best_score']:.3f}")
-            yield {"kind": "record", **record}
+        """Seed (if new) and run ``iterations`` iterations on a worker thread, yielding progress for every LLM
+        call and evaluation game, and each iteration's record (``{"kind": "record", ...}``) when it is logged.
+        ``cancel`` stops the work at its next LLM call or game (Cancelled)."""
+        seeded = bool(self.library.items)
+        phases = iterations + (0 if seeded else 1)
+
+        def work(report) -> None:
+            def note_for(phase: int) -> Note:
+                return lambda f, message: report(ProgressEvent((phase + f) / phases, message))
+
+            first = 0
+            if not seeded:
+                record = self.start(note=note_for(0))
+                report(ProgressEvent(1 / phases, "seeded the strategy library", preview={"kind": "record", **record}))
+                first = 1
+            for k in range(iterations):
+                record = self.step(note=note_for(first + k))
+                report(ProgressEvent((first + k + 1) / phases, f"iteration {record['iteration']}: best "
+                                     f"{record['best_score']:.3f}", preview={"kind": "record", **record}))
+
+        for event in stream_reports(work, cancel):
+            if isinstance(event, ProgressEvent):
+                yield ProgressEvent(event.fraction, event.message)
+                if event.preview is not None:
+                    yield event.preview
 
 
 RUN_FILES = ("library.json", "ideas.json", "log.jsonl", "run.json")

@@ -76,3 +76,29 @@ def test_a_match_resolves_its_strategy_and_keeps_no_server_path(tmp_path):
     match = new_match(GopsMatchRequest(5, opponent="strategist", simulations=50, strategy_run=str(tmp_path / "run")))
     assert match.request.strategy_source and match.request.strategy_name
     assert match.request.strategy_run is None and str(tmp_path) not in match.to_json()
+
+
+def test_progress_comes_per_evaluated_game_and_stop_ends_the_evaluation(tmp_path):
+    from backends.common.progress import CancelToken, ProgressEvent
+
+    request = service.ImproveRequest("gops", 1, games=3, budget=8, options={"num_cards": 4})
+    events = [e for e in service.improve(request, None, lambda: tmp_path / "a", llm=ScriptedLLM())
+              if isinstance(e, ProgressEvent)]
+    seeding = [e.message for e in events if e.message.startswith("seeding: evaluation")]
+    # the baseline, the LLM's seed and the benchmark: 3 pairs of 3 games, each reported
+    assert seeding == [f"seeding: evaluation: game {k}/9" for k in range(1, 10)]
+    fractions = [e.fraction for e in events]
+    assert fractions == sorted(fractions) and 0 < fractions[len(seeding)] < 1 and fractions[-1] == 1.0
+    assert any("iteration 1: evaluation: game" in e.message for e in events)
+
+    token = CancelToken()
+    seen = []
+    for item in service.improve(service.ImproveRequest("gops", 5, games=40, budget=8, options={"num_cards": 4}),
+                                None, lambda: tmp_path / "b", token, llm=ScriptedLLM()):
+        seen.append(item)
+        if isinstance(item, ProgressEvent) and item.message == "seeding: evaluation: game 2/120":
+            token.cancel()
+    last = seen[-1]
+    assert isinstance(last, service.ImproveUpdate) and last.status == "Stopped after iteration 0."
+    games = [e for e in seen if isinstance(e, ProgressEvent) and "evaluation: game" in e.message]
+    assert len(games) <= 4  # stopped inside the evaluation, within a game or two of the Stop
