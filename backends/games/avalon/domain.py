@@ -1,7 +1,7 @@
 """STRATEGIST's Avalon domain: an Avalon strategy is a value heuristic (Python source, sandboxed) plus a
 dialogue guide per side (text). As in the paper the two parts improve in separate runs:
 
-- ``part="heuristic"``: the search agents (``avalon_search.SearchAgent``) of one side use the strategy's
+- ``part="heuristic"``: the search agents (``avalon.search.SearchAgent``) of one side use the strategy's
   heuristic at their leaves against AvalonBench-style rule agents on the other (a fixed opponent, so
   scores compare across iterations; sides alternate, the same deals for every strategy of a batch).
   Feedback: the decisions where the heuristic's P(win) and playouts from the true position differ most.

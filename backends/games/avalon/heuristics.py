@@ -3,7 +3,7 @@
 A heuristic is Python source defining ``evaluate_state(state) -> ((good_value, evil_value), intermediate)``:
 each side's chance of winning from ``state``, the dict of :func:`state_dict` — one *determinized* world
 (the search agent samples who holds which role from its belief, so the heuristic sees them all). The
-search agent (``avalon_search.SearchAgent(heuristic=...)``) plays each candidate action forward with
+search agent (``avalon.search.SearchAgent(heuristic=...)``) plays each candidate action forward with
 the rule agents to the end of the current quest and scores that position with it; LLM-written
 heuristics run only in the sandbox, the hand-written baseline in-process (:data:`baseline_heuristic`).
 """

@@ -69,7 +69,7 @@ class AvalonMatch:
     agents: str = "search"
     reasoning: list[dict] = field(default_factory=list)  # agents' private reasons, shown after the game
     strategy: dict | None = None
-    replaced_speeches: int = 0  # LLM utterances withheld because they leaked (avalon_dialogue.leaks)
+    replaced_speeches: int = 0  # LLM utterances withheld because they leaked (avalon.dialogue.leaks)
 
     def agent(self, seat: int) -> RuleAgent:
         # seeded by seat and game progress: replaying a log makes the same choices

@@ -13,11 +13,11 @@ For a decision (team, vote, quest card, assassination) the agent
    and takes the action with the best mean value for its side (determinized Monte-Carlo search,
    "perfect-information Monte Carlo"; the statistics of its last decision are kept). Without a
    ``heuristic`` the playout runs to the end (a win, plus a little for every quest that went the
-   side's way); with one — STRATEGIST's value heuristic, ``avalon_heuristics`` — it stops when the
+   side's way); with one — STRATEGIST's value heuristic, ``avalon.heuristics`` — it stops when the
    current quest is decided and the heuristic scores the position (all leaves of a decision in one
    batch, so a sandboxed heuristic costs one call per decision).
 
-Speech stays with the rule agents' fixed statements unless a ``speaker`` (``avalon_dialogue``: an
+Speech stays with the rule agents' fixed statements unless a ``speaker`` (``avalon.dialogue``: an
 LLM following a dialogue guide) is given. Everything an agent uses comes from ``AvalonGame.view(seat)``.
 """
 

@@ -1,7 +1,7 @@
 """GOPS players: random, greedy, and MCTS with a value heuristic at the leaves.
 
 The MCTS is decoupled UCT for simultaneous moves (as STRATEGIST's ``SMMonteCarlo``), compiled in
-``gops_search``: at every node each player picks its own card by UCB over its own statistics, so
+``gops.search``: at every node each player picks its own card by UCB over its own statistics, so
 neither side ever conditions on the other's sealed bid; each simulation re-deals the prizes not yet
 turned up (determinization). Python heuristics (LLM-written, sandboxed) score leaves in batches.
 """
@@ -69,7 +69,7 @@ def _cards(mask: int, n: int) -> list[int]:
 
 
 class _Pending:
-    """Buffers for up to ``size`` leaves waiting for a Python heuristic (see ``gops_search.search``)."""
+    """Buffers for up to ``size`` leaves waiting for a Python heuristic (see ``gops.search.search``)."""
 
     def __init__(self, size: int, n: int):
         self.path = np.zeros((size, n + 1, 4), np.int64)
@@ -83,7 +83,7 @@ class _Pending:
 
 
 class MCTSAgent(Agent):
-    """Decoupled-UCT MCTS (``gops_search``) with a value heuristic at the leaves.
+    """Decoupled-UCT MCTS (``gops.search``) with a value heuristic at the leaves.
 
     ``leaf``: ``"baseline"`` (the hand-written heuristic, compiled), ``"rollout"`` (random playouts, as
     OpenSpiel's MCTSBot) or a function scoring a batch of :func:`state_dict` states, e.g. a sandboxed

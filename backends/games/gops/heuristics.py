@@ -4,7 +4,7 @@ A heuristic is Python source defining ``evaluate_state(state) -> ((p0_value, p1_
 where ``state`` is the dict of :func:`state_dict` (STRATEGIST's nine GOPS fields, named). It runs in the
 sandbox (``backends/games/strategist/sandbox.py``): MCTS scores its leaves in batches through the sandbox's
 ``evaluate``; :func:`sandboxed_heuristic` gives one position's values (STRATEGIST's feedback). The
-search compiles the hand-written baseline (``gops_search.baseline_value``, tested equal to this source).
+search compiles the hand-written baseline (``gops.search.baseline_value``, tested equal to this source).
 """
 
 from __future__ import annotations

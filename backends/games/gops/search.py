@@ -6,7 +6,7 @@ the tree with each player picking its own card by UCB over its own statistics (n
 conditions on the other's sealed bid, as STRATEGIST's ``SMMonteCarlo``), adds one node and scores it:
 
 - ``LEAF_BASELINE``: the hand-written baseline heuristic, compiled (the same numbers as
-  ``gops_heuristics.BASELINE_SOURCE``, tested);
+  ``gops.heuristics.BASELINE_SOURCE``, tested);
 - ``LEAF_ROLLOUT``: random playouts to the end (what OpenSpiel's ``MCTSBot`` does);
 - ``LEAF_EXTERNAL``: any Python heuristic, e.g. an LLM-written one in the sandbox. Leaves are then
   collected in batches (each pending visit counts as a draw until its value arrives) so a whole batch
