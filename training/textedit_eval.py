@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +55,7 @@ def score(images: np.ndarray, words: list[str]) -> dict:
     for engine in ocr.ENGINES:
         reads = ["".join(ch for ch in ocr.read(img, engine).text.lower() if ch.isalnum()) for img in images]
         out[engine] = {"word_accuracy": float(np.mean([t == w for t, w in zip(reads, words, strict=True)])),
-                       **{f"char_{k}": v for k, v in ocr_scores(reads, words).as_dict().items() if k != "n"},
+                       **{f"char_{k}": v for k, v in asdict(ocr_scores(reads, words)).items() if k != "n"},
                        "reads": reads}
     return out
 
