@@ -141,7 +141,7 @@ def build(demo: gr.Blocks) -> None:
                 loc_pairs = gr.Slider(0, 16, value=0, step=1, label="Extra held-out word pairs")
                 loc_start = gr.Slider(0, 100, value=0, step=1, label="Patch from step")
                 loc_heads = gr.Checkbox(True, label="Per head too")
-                loc_topk = gr.Number(None, precision=0, minimum=1, label="Top-k (empty: by rule)")
+                loc_topk = gr.Number(0, precision=0, minimum=0, label="Top-k (0: choose by the rule)")
             loc_btn = gr.Button("Localize", variant="primary", elem_id="te-localize")
             loc_md = gr.Markdown(elem_id="te-loc-summary")
             with gr.Row():
@@ -160,7 +160,8 @@ def build(demo: gr.Blocks) -> None:
         with gr.Tab("Edit", id="te-tab-edit"):
             with gr.Row():
                 edit_new = gr.Textbox("dog", label="New text", max_length=40, elem_id="te-edit-new")
-                edit_start = gr.Number(None, precision=0, minimum=0, label="Patch from step (empty: the model's)")
+                edit_start = gr.Number(PRESETS[DEFAULT_MODEL].edit_start_step, precision=0, minimum=0,
+                                       label="Patch from step (the model's preset)", elem_id="te-edit-start")
             region = gr.ImageEditor(label="Optional: paint over the text's region (the rest stays the original)",
                                     type="numpy", image_mode="RGBA", format="png", transforms=(), sources=(),
                                     layers=gr.LayerOptions(allow_additional_layers=False),
@@ -235,7 +236,8 @@ def build(demo: gr.Blocks) -> None:
         layers = ", ".join(preset.edit_layers) or "none yet"
         info = (f"Model **{model_v}** on `{pipe.device}` · {len(pipe.layers)} text layers · denoiser "
                 f"{total / 1e6:.2f} M parameters · localized layers: {layers} (source: {preset.source})")
-        return info, ", ".join(preset.edit_layers), gr.update(value=preset.num_inference_steps)
+        return (info, ", ".join(preset.edit_layers), gr.update(value=preset.num_inference_steps),
+                gr.update(value=preset.edit_start_step))
 
     @user_errors
     def on_generate(model_v, template_v, text_v, seed_v, steps_v, request: gr.Request, progress=gr.Progress()):
@@ -385,8 +387,9 @@ def build(demo: gr.Blocks) -> None:
         return "Stopping…" if CANCELS.cancel(request, ACTION) else "Nothing is running."
 
     base = [model, template, text, seed, steps]
-    demo.load(on_model, inputs=model, outputs=[model_md, layers_box, steps], api_name="textedit_model_info")
-    model.change(on_model, inputs=model, outputs=[model_md, layers_box, steps], api_name=False)
+    demo.load(on_model, inputs=model, outputs=[model_md, layers_box, steps, edit_start],
+              api_name="textedit_model_info")
+    model.change(on_model, inputs=model, outputs=[model_md, layers_box, steps, edit_start], api_name=False)
     gen_btn.click(on_generate, inputs=base, outputs=[preview, image, gen_md, status, region],
                   api_name="textedit_generate", concurrency_id="gpu")
     loc_btn.click(on_localize, inputs=base + [loc_new, loc_pairs, loc_start, loc_heads, loc_topk],

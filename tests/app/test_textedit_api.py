@@ -38,7 +38,7 @@ def layers(client) -> str:
 
 
 def test_model_info_names_model_device_and_layers(client):
-    info, _, steps = client.predict(MODEL, api_name="/textedit_model_info")
+    info, _, steps, start = client.predict(MODEL, api_name="/textedit_model_info")
     assert "textedit-embedded" in info and "cpu" in info and "7 text layers" in info
 
 
