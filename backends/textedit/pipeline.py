@@ -22,7 +22,8 @@ from diffusers import DiffusionPipeline
 from diffusers.callbacks import MultiPipelineCallbacks, PipelineCallback
 from diffusers.image_processor import VaeImageProcessor
 from diffusers.utils import BaseOutput
-from diffusers.utils.torch_utils import randn_tensor
+
+from backends.common.noise import initial_latents
 
 from .attention import PatchController, TextLayer, check_heads, find_layers, install
 from .networks import encode_prompts
@@ -101,13 +102,7 @@ class TextEditPipeline(DiffusionPipeline):
         """The initial noise (drawn in float32, so a seed gives the same noise in every dtype), unscaled."""
         shape = (batch_size, self.unet.config.in_channels, height // self.vae_scale_factor,
                  width // self.vae_scale_factor)
-        if isinstance(generator, list) and len(generator) != batch_size:
-            raise ValueError(f"{len(generator)} generators for a batch of {batch_size}")
-        if latents is None:
-            latents = randn_tensor(shape, generator=generator, device=self.unet.device, dtype=torch.float32)
-        elif tuple(latents.shape) != shape:
-            raise ValueError(f"latents have shape {tuple(latents.shape)}, expected {shape}")
-        return latents.to(self.unet.device, self.unet.dtype)
+        return initial_latents(shape, generator, latents, self.unet.device, self.unet.dtype)
 
     @torch.no_grad()
     def encode_prompt(self, prompts: list[str], guidance_scale: float, negative_prompt: str = "") -> torch.Tensor:
