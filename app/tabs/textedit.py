@@ -14,7 +14,7 @@ from app.tabs import TabSpec
 from app.tabs.counterfactual import editor_to_image_and_mask
 from backends.common.errors import Cancelled, InputError
 from backends.common.imageio import upscale
-from backends.textedit.models import DEFAULT_MODEL, MODEL_CHOICES, PRESETS
+from backends.textedit.models import DEFAULT_BLOCK_LIST, DEFAULT_MODEL, MODEL_CHOICES, PRESETS
 
 ZOOM = 4  # the embedded model's 32×128 images are shown 4× enlarged
 ACTION = "textedit"
@@ -173,8 +173,6 @@ def build(demo: gr.Blocks) -> None:
             edit_md = gr.Markdown(elem_id="te-edit-ocr")
             edit_files = gr.File(label="Downloads", file_count="multiple", elem_id="te-edit-files")
         with gr.Tab("Protect", id="te-tab-protect"):
-            from backends.textedit.protect import DEFAULT_BLOCK_LIST
-
             block = gr.Textbox(", ".join(DEFAULT_BLOCK_LIST), label="Block list (editable)", lines=2,
                                elem_id="te-block")
             with gr.Row():

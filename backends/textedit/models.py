@@ -65,6 +65,9 @@ SPECS = [
     ),
 ]
 
+# The Protect tab's default block list (kept here, with the other defaults the UI reads, so it loads without torch).
+DEFAULT_BLOCK_LIST = ("hate", "kill", "idiot", "stupid", "loser", "damn", "dumb", "ugly", "jerk", "moron")
+
 DEFAULT_MODEL = "textedit-embedded"
 
 

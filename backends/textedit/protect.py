@@ -20,11 +20,11 @@ from backends.common.progress import CancelToken, ProgressEvent
 
 from . import service
 from .data import COMMON_WORDS
+from .models import DEFAULT_BLOCK_LIST
 from .pipeline import to_uint8
 from .service import Reading, Reporter, Sampling, call_kwargs, check_text, prompt_for, read_out
 
 # A mild demo list (the paper's 400 offensive words are not shipped); the tab edits it.
-DEFAULT_BLOCK_LIST = ("hate", "kill", "idiot", "stupid", "loser", "damn", "dumb", "ugly", "jerk", "moron")
 MAX_BLOCKED = 200
 BENIGN_WORDS = tuple(w for w in COMMON_WORDS if w not in DEFAULT_BLOCK_LIST)
 
