@@ -3,7 +3,7 @@
 Messages meant for the operator (the CLI, logs) name real paths; whatever reaches a browser or an API
 result (error messages, the System tab's registry) goes through :func:`redact_paths` first, which
 writes the suite's known folders as ``assets/…``, ``site-packages/…``, ``$ICLR25_MODELS_DIR/…``,
-``$HF_HUB_CACHE/…``, ``$TMPDIR/…`` and ``~/…`` — enough to know where to look, without the server's
+``$HF_HUB_CACHE/…`` (when they lie outside the home directory), ``$TMPDIR/…`` and ``~/…`` — enough to know where to look, without the server's
 own file-system layout.
 """
 
@@ -20,9 +20,12 @@ from .settings import Settings, get_settings
 def _roots(settings: Settings) -> list[tuple[str, str]]:
     from huggingface_hub import constants
 
-    roots = [(settings.assets_dir, "assets"), (settings.models_dir, "$ICLR25_MODELS_DIR"),
-             (Path(constants.HF_HUB_CACHE), "$HF_HUB_CACHE"), (Path(tempfile.gettempdir()), "$TMPDIR"),
-             (Path.home(), "~"), (Path(__file__).resolve().parents[2], ".")]
+    home = Path.home().resolve()
+    # a folder under the home directory reads best as ~/…; the placeholders name the others
+    named = [(settings.models_dir, "$ICLR25_MODELS_DIR"), (Path(constants.HF_HUB_CACHE), "$HF_HUB_CACHE")]
+    roots = [(settings.assets_dir, "assets"), (Path(tempfile.gettempdir()), "$TMPDIR"), (home, "~"),
+             (Path(__file__).resolve().parents[2], ".")]
+    roots += [(root, shown) for root, shown in named if not Path(root).expanduser().resolve().is_relative_to(home)]
     roots += [(Path(p), "site-packages") for p in sys.path if p.endswith("site-packages")]
     out = []
     for root, shown in roots:
