@@ -11,14 +11,27 @@ Per iteration (as in ``wenj/LIFe-GoM: models/modules/reconstructor.py``):
    turns [input feature, render feature (detached), xyz] into a 32-d feature;
 5. the coarse xyz moves by an MLP of it, and the embedding is replaced by a linear map of it;
 6. the features are interpolated to the fine mesh; each fine face takes its corners' features and
-   the per-view pixel features at its centroid (zero where unseen); four MLPs give its rgb, rotation,
-   scale and offset as residuals from the initial values (their last layers start at U(±1e-5)).
+   the pixel features at its centroid pooled over the views that see it (mean and max; the paper
+   concatenates a fixed number of views — pooling lets one model take 1–8 views); four MLPs give its
+   rgb, rotation, scale and offset as residuals from the initial values (last layers start at U(±1e-5)).
 Only xyz and the embedding carry over between iterations. The encoder is a small CNN (not ResNet18).
+The start is the subject's own rest-pose coarse body (``Views.template``, the fitted body LIFe-GoM
+takes as input) or, without one, the average anny body the model was trained from.
+
+Public API (used by the service, the CLI and the bench)::
+
+    model = load_reconstructor(folder=None, levels=None)  # the embedded checkpoint by default
+    avatar = reconstruct(model, images, masks, viewmats, Ks, transforms, template=None, iterations=3)
+    # images N×H×W×3 in [0, 1], masks N×H×W, viewmats N×4×4 (world → camera, OpenCV), Ks N×3×3,
+    # transforms J×4×4 (one pose for all views) or N×J×4×4, template V×3 → GoMAvatar
+    # (repose it with avatar.gaussians(pose_transforms(rest, pose)) and render with render.render)
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -26,15 +39,19 @@ import torch.nn.functional as F
 from torch import nn
 
 from .body import skin
-from .gom import FaceParams, GoMAvatar, Subdivision
+from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
 from .render import render
 from .visibility import vertex_visibility
+
+MAX_VIEWS = 8
+EMBEDDED_ID = "avatar-embedded"
 
 
 @dataclass(frozen=True)
 class ReconstructorConfig:
-    n_views: int = 3
-    image_size: int = 128
+    n_views: int = 3  # the number of input views it is trained for (any 1..MAX_VIEWS work)
+    image_size: int = 64  # the training resolution
+    levels: int = 1  # subdivision levels of the rendering mesh it is trained with
     feat_dim: int = 32  # pixel-aligned feature per view
     vertex_dim: int = 64  # fused vertex feature / embedding
     point_dim: int = 32  # the vertex network's output (as in the paper)
@@ -126,6 +143,7 @@ class Views:
     viewmats: torch.Tensor  # B×N×4×4 world → camera (OpenCV)
     Ks: torch.Tensor  # B×N×3×3
     transforms: torch.Tensor  # B×N×J×4×4 rest → the pose of each view
+    template: torch.Tensor | None = None  # B×V×3 each subject's rest-pose coarse body (None: the average)
 
 
 class Reconstructor(nn.Module):
@@ -140,6 +158,7 @@ class Reconstructor(nn.Module):
         self.coarse_faces = np.asarray(coarse_faces)
         self.register_buffer("template_xyz", torch.as_tensor(coarse_xyz, dtype=torch.float32))
         self.register_buffer("lbs_weights", torch.as_tensor(lbs_weights, dtype=torch.float32))
+        self.register_buffer("template_faces", torch.as_tensor(np.asarray(coarse_faces, dtype=np.int64)))
         n_vertices = len(coarse_xyz)
         self.encoder = ImageEncoder(c.encoder_width, c.feat_dim)
         self.unseen = nn.Parameter(torch.zeros(c.feat_dim))
@@ -148,7 +167,7 @@ class Reconstructor(nn.Module):
         self.vertex_net = VertexNet(2 * c.vertex_dim + 3, c.vertex_dim, c.point_dim, c.heads, c.vertex_layers)
         self.xyz_head = _head(c.point_dim)
         self.embed_head = nn.Linear(c.point_dim, c.vertex_dim)
-        face_in = 3 * c.point_dim + c.n_views * c.feat_dim
+        face_in = 3 * c.point_dim + 2 * c.feat_dim
         self.rgb_head, self.so3_head = _head(face_in), _head(face_in)
         self.scale_head, self.offset_head = _head(face_in), _head(face_in)
 
@@ -162,11 +181,12 @@ class Reconstructor(nn.Module):
         """→ avatars[iteration][subject]."""
         c = self.config
         b, n, h, w, _ = views.images.shape
-        if n != c.n_views:
-            raise ValueError(f"this reconstructor takes {c.n_views} views, not {n}")
+        if not 1 <= n <= MAX_VIEWS:
+            raise ValueError(f"this reconstructor takes 1 to {MAX_VIEWS} views, not {n}")
         flat = views.images.reshape(b * n, h, w, 3), views.masks.reshape(b * n, h, w)
         input_maps = self.encoder(*flat)
-        xyz = self.template_xyz.expand(b, -1, -1)
+        start = self.template_xyz if views.template is None else views.template.to(self.template_xyz)
+        xyz = start.expand(b, -1, -1)
         embed = self.vertex_embed.expand(b, -1, -1)
         params = [FaceParams.initial(len(self.subdivision.faces), device=xyz.device) for _ in range(b)]
         history = []
@@ -216,8 +236,11 @@ class Reconstructor(nn.Module):
         face_seen = seen_fine[:, :, faces].all(-1)  # B×N×F
         cuv = self._project(centroids, views)
         pix = self.encoder.sample(input_maps, cuv.reshape(b * n, -1, 2), w, h).reshape(b, n, len(faces), -1)
-        pix = (pix * face_seen[..., None]).permute(0, 2, 1, 3).reshape(b, len(faces), -1)
-        face_feat = torch.cat([corner, pix], -1)
+        seen_f = face_seen[..., None].to(pix.dtype)
+        mean = (pix * seen_f).sum(1) / seen_f.sum(1).clamp(min=1)  # B×F×C over the views that see the face
+        peak = torch.where(face_seen[..., None], pix, torch.full_like(pix, -1e4)).amax(1)
+        peak = torch.where(face_seen.any(1)[..., None], peak, torch.zeros_like(peak))
+        face_feat = torch.cat([corner, mean, peak], -1)
         params = [FaceParams.initial(len(faces), dtype=xyz.dtype, device=xyz.device).residual(
             rgb=self.rgb_head(face_feat[i]), so3=self.so3_head(face_feat[i]),
             scale=self.scale_head(face_feat[i]), offset=self.offset_head(face_feat[i])) for i in range(b)]
@@ -232,3 +255,54 @@ class Reconstructor(nn.Module):
         fx, fy = k[..., 0, 0, None], k[..., 1, 1, None]
         cx, cy = k[..., 0, 2, None], k[..., 1, 2, None]
         return torch.stack([fx * cam[..., 0] / z + cx, fy * cam[..., 1] / z + cy], -1)
+
+
+# --- checkpoints and the one-call reconstruction -------------------------------------------------
+
+def save_reconstructor(model: Reconstructor, folder: Path) -> None:
+    """``model.safetensors`` (weights, the coarse template, its faces and LBS weights) + ``config.json``."""
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps(model.config_dict(), indent=2) + "\n")
+
+
+def build_reconstructor(config: ReconstructorConfig, template_xyz: torch.Tensor, coarse_faces: np.ndarray,
+                        lbs_weights: torch.Tensor, levels: int | None = None) -> Reconstructor:
+    """A reconstructor on this coarse template, its rendering mesh subdivided ``levels`` times."""
+    sub = subdivide(coarse_faces, len(template_xyz), config.levels if levels is None else levels)
+    return Reconstructor(config, template_xyz, coarse_faces, lbs_weights, sub)
+
+
+def load_reconstructor(folder: Path | str | None = None, levels: int | None = None) -> Reconstructor:
+    """The reconstructor saved in ``folder`` (default: the embedded ``avatar-embedded`` asset, resolved and
+    checksum-verified by the registry). ``levels`` overrides the rendering mesh's subdivision (the face
+    heads work per face, so a finer mesh than in training is allowed); it needs no anny build."""
+    from safetensors.torch import load_file
+
+    if folder is None:
+        from backends.common.registry import default_registry
+
+        folder = default_registry().resolve(EMBEDDED_ID).path
+    folder = Path(folder)
+    config = ReconstructorConfig(**json.loads((folder / "config.json").read_text()))
+    state = load_file(str(folder / "model.safetensors"))
+    model = build_reconstructor(config, state["template_xyz"], state["template_faces"].numpy(), state["lbs_weights"], levels)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+@torch.no_grad()
+def reconstruct(model: Reconstructor, images: torch.Tensor, masks: torch.Tensor, viewmats: torch.Tensor,
+                Ks: torch.Tensor, transforms: torch.Tensor, template: torch.Tensor | None = None,
+                iterations: int = 3) -> GoMAvatar:
+    """One subject's avatar from N posed views (shapes in the module docstring), ``iterations`` feedback
+    iterations (3 by default, as in the paper)."""
+    n = images.shape[0]
+    if transforms.dim() == 3:
+        transforms = transforms[None].expand(n, -1, -1, -1)
+    f = lambda x: torch.as_tensor(x, dtype=torch.float32)[None]  # noqa: E731
+    views = Views(f(images), f(masks), f(viewmats), f(Ks), f(transforms), None if template is None else f(template))
+    return model(views, n_iters=iterations)[-1][0]

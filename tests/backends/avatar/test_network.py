@@ -4,7 +4,15 @@ import torch
 
 from backends.avatar import body, data
 from backends.avatar.gom import subdivide
-from backends.avatar.network import Reconstructor, ReconstructorConfig, Views
+from backends.avatar.network import (
+    MAX_VIEWS,
+    Reconstructor,
+    ReconstructorConfig,
+    Views,
+    load_reconstructor,
+    reconstruct,
+    save_reconstructor,
+)
 from backends.avatar.pose import pose_transforms
 from backends.avatar.render import render
 from backends.avatar.visibility import vertex_visibility
@@ -52,8 +60,38 @@ def test_reconstructor_starts_at_the_template_and_refines_per_iteration(setup):
     assert (avatar.coarse_xyz - net.template_xyz).abs().max() < 1e-3  # last layers start at U(±1e-5)
     assert (avatar.params.rgb - 0.5).abs().max() < 1e-3 and (avatar.params.scale - 1).abs().max() < 1e-3
     assert len(avatar.params.rgb) == len(net.subdivision.faces)
+    one = net(Views(*(x[:, :1] for x in (views.images, views.masks, views.viewmats, views.Ks, views.transforms))),
+              n_iters=1)  # the face features pool over views: any number 1..MAX_VIEWS works
+    assert len(one[-1][0].params.rgb) == len(net.subdivision.faces)
+    too_many = [x.expand(-1, MAX_VIEWS + 1, *x.shape[2:]) for x in
+                (views.images[:, :1], views.masks[:, :1], views.viewmats[:, :1], views.Ks[:, :1], views.transforms[:, :1])]
     with pytest.raises(ValueError, match="views"):
-        net(Views(*(x[:, :1] for x in (views.images, views.masks, views.viewmats, views.Ks, views.transforms))))
+        net(Views(*too_many))
+
+
+def test_the_subjects_own_template_is_the_start(setup):
+    net, views = setup
+    shifted = net.template_xyz + torch.tensor([0.0, 0.0, 0.05])
+    avatar = net(Views(views.images, views.masks, views.viewmats, views.Ks, views.transforms, shifted[None]),
+                 n_iters=1)[-1][0]
+    assert torch.allclose(avatar.coarse_xyz, shifted, atol=0.02)  # starts there, moves by small residuals
+
+
+def test_save_load_round_trip_and_one_call_reconstruction(setup, tmp_path):
+    net, views = setup
+    net.eval()
+    save_reconstructor(net, tmp_path)
+    loaded = load_reconstructor(tmp_path)
+    assert loaded.config == net.config and len(loaded.subdivision.faces) == len(net.subdivision.faces)
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, loaded.state_dict()[k]), k
+    args = (views.images[0], views.masks[0], views.viewmats[0], views.Ks[0], views.transforms[0, 0])
+    a = reconstruct(net, *args, iterations=2)
+    b = reconstruct(loaded, *args, iterations=2)
+    assert torch.allclose(a.params.rgb, b.params.rgb) and torch.allclose(a.coarse_xyz, b.coarse_xyz)
+    finer = load_reconstructor(tmp_path, levels=2)  # a finer rendering mesh than in training
+    assert len(finer.subdivision.faces) == 4 * len(net.subdivision.faces)
+    assert len(reconstruct(finer, *args, iterations=1).params.rgb) == len(finer.subdivision.faces)
 
 
 def test_a_few_training_steps_lower_the_photometric_loss(setup):
