@@ -15,6 +15,9 @@ model only:
 3. **Overlaps** are cross-faded linearly, and finished frames are yielded at once.
 
 Only the key frames (small) and one window are ever held, so memory does not grow with length.
+After every window ``on_state`` receives a :class:`StreamState` (key-frame disparities, the aligned
+overlap tail, the next window); passing it back as ``resume`` continues a stopped run exactly where
+it stopped, giving the same frames as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -61,6 +64,28 @@ class WindowPlan:
         return keys
 
 
+@dataclass
+class StreamState:
+    """Everything a stopped stream needs to continue: frames < ``emitted`` were already yielded."""
+
+    next_window: int
+    emitted: int
+    key_disp: dict[int, np.ndarray]
+    tail: dict[int, np.ndarray]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        keys, tail = sorted(self.key_disp), sorted(self.tail)
+        return {"next_window": np.array(self.next_window), "emitted": np.array(self.emitted),
+                "key_idx": np.array(keys, np.int64), "key_disp": np.stack([self.key_disp[k] for k in keys]),
+                "tail_idx": np.array(tail, np.int64),
+                "tail": np.stack([self.tail[i] for i in tail]) if tail else np.zeros((0, 1, 1))}
+
+    @classmethod
+    def from_arrays(cls, a) -> StreamState:
+        return cls(int(a["next_window"]), int(a["emitted"]), dict(zip(a["key_idx"].tolist(), a["key_disp"], strict=True)),
+                   dict(zip(a["tail_idx"].tolist(), a["tail"], strict=True)))
+
+
 def _window_seed(seed: int, index: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 100_003 + index)
 
@@ -68,11 +93,14 @@ def _window_seed(seed: int, index: int) -> torch.Generator:
 def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames: int, window: int = 16,
                  overlap: int = 4, max_keys: int = 32, num_inference_steps: int = 3, seed: int = 0,
                  on_window: Callable[[int, int], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> Iterator[tuple[int, np.ndarray]]:
+                 should_stop: Callable[[], bool] | None = None, resume: StreamState | None = None,
+                 on_state: Callable[[StreamState], None] | None = None) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(frame_index, disparity H×W in [0, 1])`` for every frame, in order.
 
     ``open_frames()`` returns a fresh iterator over the video's frames (called twice: key frames,
     then windows). ``on_window(done, total)`` reports progress; ``should_stop()`` → ``Cancelled``.
+    ``on_state`` is called after each window, once its frames were consumed; ``resume`` (such a
+    state) skips the key frames and the windows already done and yields frames from ``emitted`` on.
     """
     plan = WindowPlan(n_frames, window, overlap, max_keys)
     windows = plan.windows
@@ -86,23 +114,34 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
         return
 
     keys = plan.key_frames
-    key_set = set(keys)
-    key_frames = [f for i, f in zip(range(n_frames), open_frames(), strict=False) if i in key_set]
-    if len(key_frames) != len(keys):
-        raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
-    key_disp = dict(zip(keys, pipe(np.stack(key_frames), position_ids=np.asarray(keys),
-                                   num_inference_steps=num_inference_steps,
-                                   generator=_window_seed(seed, -1)).disparity, strict=True))
-    del key_frames
     total = len(windows) + 1
+    if resume is None:
+        key_set = set(keys)
+        key_frames = [f for i, f in zip(range(n_frames), open_frames(), strict=False) if i in key_set]
+        if len(key_frames) != len(keys):
+            raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
+        key_disp = dict(zip(keys, pipe(np.stack(key_frames), position_ids=np.asarray(keys),
+                                       num_inference_steps=num_inference_steps,
+                                       generator=_window_seed(seed, -1)).disparity, strict=True))
+        del key_frames
+        tail: dict[int, np.ndarray] = {}  # aligned disparity of the previous window's overlap frames
+        emitted, first = 0, 0
+    else:
+        if sorted(resume.key_disp) != keys or not 0 < resume.next_window <= len(windows):
+            raise InputError("The saved state belongs to a different video or settings; start a new run.")
+        key_disp, tail, emitted, first = resume.key_disp, resume.tail, resume.emitted, resume.next_window
     if on_window:
-        on_window(1, total)
+        on_window(1 + first, total)
 
     source = iter(open_frames())
     buffer: dict[int, np.ndarray] = {}
-    tail: dict[int, np.ndarray] = {}  # aligned disparity of the previous window's overlap frames
-    emitted = 0
+    if first:  # skip the frames before the first window still to do
+        skip = windows[first][0]
+        if sum(1 for _ in zip(range(skip), source, strict=False)) != skip:
+            raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
     for w, (start, stop) in enumerate(windows):
+        if w < first:
+            continue
         if should_stop and should_stop():
             raise Cancelled("Stopped.")
         for i in range(max(buffer, default=start - 1) + 1, stop):
@@ -130,5 +169,7 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
             yield i, aligned[i - start].astype(np.float32)
         emitted = keep_from
         tail = {i: aligned[i - start] for i in range(keep_from, stop)}
+        if on_state and not last:
+            on_state(StreamState(w + 1, emitted, key_disp, tail))
         if on_window:
             on_window(w + 2, total)

@@ -7,17 +7,26 @@ one 16-bit PNG per frame (zipped), and the whole disparity stack as ``.npz`` (wr
 disk-backed array) — so memory does not grow with the video's length. It yields progress events
 and, last, a :class:`VideoDepthResult`. A model with an interpolation UNet (the published one) runs
 the paper's key-frame interpolation; the embedded one runs windows aligned to key frames.
+
+A run keeps its state in its output folder after every window (``resume.json`` + ``resume_state.npz``),
+so a stopped run continues with ``resume=True`` and gives the same frames as an uninterrupted one.
+``estimate_run`` says what a run will cost before it starts: frames, windows, and time and memory
+measured on one window of the loaded model at the run's size.
 """
 
 from __future__ import annotations
 
-import io
+import json
+import shutil
+import threading
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 from PIL import Image
 
 from backends.common.errors import InputError
@@ -25,7 +34,8 @@ from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.video import iter_video_frames, probe_video, write_mp4
 
 from .interpolation import stream_depth_interpolated
-from .longvideo import stream_depth
+from .longvideo import StreamState, WindowPlan, stream_depth
+from .outputs import COLORMAPS, colorize, flicker_score, png16_bytes, quantize16
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
 MAX_FRAMES = 3000
@@ -45,6 +55,13 @@ class VideoDepthRequest:
     max_frames: int = 600
     seed: int = 0
     colormap: str = "Spectral"
+    baseline_frames: int = 24  # the per-frame baseline runs on this many first frames (flicker score); 0 = off
+    resume: bool = False  # continue the stopped run whose state is in out_dir
+
+    def settings(self) -> dict:
+        """What decides the depth values (a resumed run must match them)."""
+        return {k: getattr(self, k) for k in ("model_id", "max_side", "num_inference_steps", "window", "overlap",
+                                              "max_keys", "max_frames", "seed")}
 
 
 @dataclass
@@ -58,6 +75,37 @@ class VideoDepthResult:
     npz: Path  # "disparity": F×H×W float16 in [0, 1]
     truncated: bool = False
     notes: list[str] = field(default_factory=list)
+    flicker: float | None = None  # ours, on the first ``flicker_frames`` frames (outputs.flicker_score)
+    baseline_flicker: float | None = None  # the same model frame by frame, same frames
+    flicker_frames: int = 0
+    device: str = "cpu"
+    seconds: float = 0.0
+    resumed_at: int = 0  # frames already done when this run started (0: a fresh run)
+
+
+@dataclass
+class RunEstimate:
+    frames: int
+    source_size: tuple[int, int]
+    size: tuple[int, int]  # working (width, height)
+    fps: float
+    truncated: bool
+    windows: int
+    key_frames: int
+    seconds: float  # expected wall time of the run
+    peak_extra_mb: float  # measured extra resident memory of the largest network call
+    resident_mb: float  # resident memory of this process now (model loaded)
+    per_frame_ms: float  # measured network time per frame at this size and step count
+    device: str
+    model_id: str
+
+    def summary(self) -> str:
+        trunc = f" (first {self.frames} only)" if self.truncated else ""
+        return (f"{self.frames} frame(s){trunc} of {self.source_size[0]}×{self.source_size[1]} at "
+                f"{self.fps:.3g} fps → depth at {self.size[0]}×{self.size[1]} · {self.windows} window(s) + "
+                f"{self.key_frames} key frames · estimated **{self.seconds:.0f} s** and **≈{self.peak_extra_mb:.0f} MB** "
+                f"above the {self.resident_mb:.0f} MB in use (measured: {self.per_frame_ms:.0f} ms per frame on "
+                f"`{self.device}`, `{self.model_id}`)")
 
 
 def working_size(width: int, height: int, max_side: int, multiple: int) -> tuple[int, int]:
@@ -75,11 +123,11 @@ def _open_source(path: Path, max_frames: int):
     if path.suffix.lower() in IMAGE_SUFFIXES:
         try:
             img = Image.open(path)
+            if max(img.size) > 16384:
+                raise InputError(f"{path.name} is {img.width}×{img.height}; images may be at most 16384 pixels a side.")
             img.load()
         except OSError as e:
             raise InputError(f"{path.name} is not an image this suite can read ({e.__class__.__name__}).") from None
-        if max(img.size) > 16384:
-            raise InputError(f"{path.name} is {img.width}×{img.height}; images may be at most 16384 pixels a side.")
         frame = np.asarray(img.convert("RGB"))
         return (lambda: iter([frame])), 1, 1.0, img.size, False
     info = probe_video(path, max_side=1024)
@@ -89,21 +137,22 @@ def _open_source(path: Path, max_frames: int):
     return (lambda: iter_video_frames(path, 1024, stop=max_frames)), min(n, max_frames), info.fps, info.source_size, n > max_frames
 
 
-def _colorize(disp: np.ndarray, cmap: str) -> np.ndarray:
-    import matplotlib
-
-    try:
-        cm = matplotlib.colormaps[cmap]
-    except KeyError:
-        raise InputError(f"Unknown colour map {cmap!r}.") from None
-    return (cm(np.clip(disp, 0, 1))[..., :3] * 255).astype(np.uint8)
+def _check(request: VideoDepthRequest) -> None:
+    if not 1 <= request.max_frames <= MAX_FRAMES:
+        raise InputError(f"max_frames must be between 1 and {MAX_FRAMES}.")
+    if not 8 <= request.max_side <= 1024:
+        raise InputError("The maximum resolution must be between 8 and 1024 pixels.")
+    if not 0 <= request.baseline_frames <= 200:
+        raise InputError("The per-frame baseline may run on 0 to 200 frames.")
+    if request.colormap not in COLORMAPS:
+        raise InputError(f"Unknown colour map {request.colormap!r}; choose one of {', '.join(COLORMAPS)}.")
+    WindowPlan(1, request.window, request.overlap, request.max_keys)
 
 
 def estimate_depth(request: VideoDepthRequest, pipe=None,
                    cancel: CancelToken | None = None) -> Iterator[ProgressEvent | VideoDepthResult]:
     """Stream ``request.input_path`` through the model; yield progress events (one per window), then the result."""
-    if not 1 <= request.max_frames <= MAX_FRAMES:
-        raise InputError(f"max_frames must be between 1 and {MAX_FRAMES}.")
+    _check(request)
     if pipe is None:
         from .loading import load_model
 
@@ -111,52 +160,179 @@ def estimate_depth(request: VideoDepthRequest, pipe=None,
     return stream_reports(lambda report: run_depth(request, pipe, report, cancel), cancel)
 
 
+_CALIBRATION: dict[tuple, tuple[float, float]] = {}
+
+
+def _rss_mb() -> float:
+    import psutil
+
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def _measure_call(pipe, frames: int, size: tuple[int, int], steps: int) -> tuple[float, float]:
+    """(seconds, peak extra resident MB) of one network call on ``frames`` frames — sampled, cached."""
+    key = (id(pipe), frames, size, steps)
+    if key not in _CALIBRATION:
+        w, h = size
+        clip = np.random.default_rng(0).integers(0, 256, (frames, h, w, 3), dtype=np.uint8)
+        before, peak, done = _rss_mb(), [0.0], threading.Event()
+
+        def sample():
+            while not done.wait(0.005):
+                peak[0] = max(peak[0], _rss_mb())
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        start = time.perf_counter()
+        pipe(clip, position_ids=np.arange(frames), num_inference_steps=steps)
+        seconds = time.perf_counter() - start
+        done.set()
+        sampler.join()
+        _CALIBRATION[key] = (seconds, max(0.0, max(peak[0], _rss_mb()) - before))
+    return _CALIBRATION[key]
+
+
+def estimate_run(request: VideoDepthRequest, pipe=None) -> RunEstimate:
+    """What a run of ``request`` will cost: read the input's length and size, then time one window of
+    the model (and one single frame, for the baseline) at the working size, and scale by the plan."""
+    _check(request)
+    if pipe is None:
+        from .loading import load_model
+
+        pipe = load_model(request.model_id)
+    _, n, fps, (sw, sh), truncated = _open_source(Path(request.input_path), request.max_frames)
+    size = working_size(sw, sh, request.max_side, pipe.size_multiple)
+    plan = WindowPlan(n, request.window, request.overlap, request.max_keys)
+    windows = plan.windows
+    keys = len(plan.key_frames) if len(windows) > 1 else 0
+    largest = max(keys, windows[0][1] - windows[0][0])
+    t_big, mem = _measure_call(pipe, largest, size, request.num_inference_steps)
+    t_one, _ = _measure_call(pipe, 1, size, request.num_inference_steps)
+    per_frame = t_big / largest
+    frames_through_net = keys + sum(b - a for a, b in windows)
+    seconds = per_frame * frames_through_net + t_one * min(n, request.baseline_frames) + 0.01 * n
+    return RunEstimate(n, (sw, sh), size, fps, truncated, len(windows), keys, seconds, mem, _rss_mb(),
+                       per_frame * 1000, str(pipe.device), request.model_id)
+
+
 def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent], None] | None = None,
               cancel: CancelToken | None = None) -> VideoDepthResult:
     """The work of :func:`estimate_depth`, reporting through ``report``."""
+    started = time.perf_counter()
     path = Path(request.input_path)
     open_frames, n, fps, (sw, sh), truncated = _open_source(path, request.max_frames)
     w, h = working_size(sw, sh, request.max_side, pipe.size_multiple)
     out = Path(request.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    stack_path = out / "disparity.npy"
-    stack = np.lib.format.open_memmap(stack_path, mode="w+", dtype=np.float16, shape=(n, h, w))
+    pngs = out / "png16"
+    stack_path, state_json, state_npz = out / "disparity.npy", out / "resume.json", out / "resume_state.npz"
+    source = {"name": path.name, "bytes": path.stat().st_size, "frames": n}
+    resume = None
+    if request.resume:
+        try:
+            saved = json.loads(state_json.read_text())
+        except (OSError, json.JSONDecodeError):
+            raise InputError("There is no stopped run to resume here; start a new run.") from None
+        if saved["settings"] != request.settings() or saved["source"] != source:
+            raise InputError("The stopped run used another input or other settings; resume it with the same "
+                             "ones, or start a new run.")
+        if state_npz.is_file() and stack_path.is_file():
+            with np.load(state_npz) as a:
+                resume = StreamState.from_arrays(a)
+    done = resume.emitted if resume else 0
+    if resume is None:
+        shutil.rmtree(pngs, ignore_errors=True)
+    pngs.mkdir(exist_ok=True)
+    for stale in pngs.glob("depth_*.png"):  # frames of a window that was cut short are redone
+        if int(stale.stem.split("_")[1]) >= done:
+            stale.unlink()
+    if resume is None:
+        state_npz.unlink(missing_ok=True)
+    state_json.write_text(json.dumps({"settings": request.settings(), "source": source, "emitted": done}))
+    stack = np.lib.format.open_memmap(stack_path, mode="r+" if resume else "w+", dtype=np.float16, shape=(n, h, w))
+    if stack.shape != (n, h, w):
+        raise InputError("The stopped run's saved depth does not match this input; start a new run.")
 
     def resized():
         for f in open_frames():
             yield np.asarray(Image.fromarray(f).resize((w, h), Image.Resampling.BOX))
 
-    def side_by_side(pngs: zipfile.ZipFile, stack: np.ndarray):
+    latest: list[np.ndarray | None] = [None]
+
+    def progress(a, b):
+        if report:
+            report(ProgressEvent(a / (b + 1), f"window {a} of {b}", latest[0]))
+
+    def save_state(state: StreamState) -> None:
+        stack.flush()
+        np.savez(state_npz, **state.to_arrays())
+        state_json.write_text(json.dumps({"settings": request.settings(), "source": source, "emitted": state.emitted}))
+
+    def side_by_side():
         frames = resized()
-        progress = (lambda a, b: report(ProgressEvent(a / b, f"window {a} of {b}"))) if report else None
+        for i in range(done):  # a resumed run re-encodes the frames it already has
+            q = np.asarray(Image.open(pngs / f"depth_{i:05d}.png"))
+            yield np.concatenate([next(frames), colorize(q / 65535.0, request.colormap)], 1)
         if getattr(pipe, "unet_interp", None) is not None:
             depth = stream_depth_interpolated(pipe, resized, n, max_keys=request.max_keys,
                                               num_inference_steps=request.num_inference_steps, seed=request.seed,
                                               on_segment=progress)
+            depth = ((i, d) for i, d in depth if i >= done)
         else:
             depth = stream_depth(pipe, resized, n, request.window, request.overlap, request.max_keys,
                                  request.num_inference_steps, request.seed, on_window=progress,
-                                 should_stop=(lambda: cancel.cancelled) if cancel else None)
+                                 should_stop=(lambda: cancel.cancelled) if cancel else None,
+                                 resume=resume, on_state=save_state)
         for i, disp in depth:
             if cancel:
                 cancel.raise_if_cancelled()
+            q = quantize16(disp)
             stack[i] = disp
-            buf = io.BytesIO()
-            Image.fromarray(np.round(disp * 65535).astype(np.uint16)).save(buf, format="PNG")
-            pngs.writestr(f"depth_{i:05d}.png", buf.getvalue())
-            yield np.concatenate([next(frames), _colorize(disp, request.colormap)], 1)
+            (pngs / f"depth_{i:05d}.png").write_bytes(png16_bytes(disp))
+            frame = np.concatenate([next(frames), colorize(q / 65535.0, request.colormap)], 1)
+            latest[0] = frame
+            yield frame
 
     video_path = out / "depth_side_by_side.mp4"
-    with zipfile.ZipFile(out / "depth_png16.zip", "w", zipfile.ZIP_STORED) as pngs:
-        write_mp4(side_by_side(pngs, stack), video_path, fps=fps)
+    write_mp4(side_by_side(), video_path, fps=fps)
     stack.flush()
-    del stack
+    k = min(n, request.baseline_frames) if n > 1 else 0
+    ours = baseline = None
+    if k >= 2:
+        if report:
+            report(ProgressEvent(1.0, f"per-frame baseline on the first {k} frames (flicker score)", latest[0]))
+        rgb = np.stack([f for _, f in zip(range(k), resized(), strict=False)])
+        single = []
+        for i in range(k):
+            if cancel:
+                cancel.raise_if_cancelled()
+            single.append(pipe(rgb[i:i + 1], position_ids=[i], num_inference_steps=request.num_inference_steps,
+                               generator=torch.Generator().manual_seed(request.seed)).disparity[0])
+        ours, baseline = flicker_score(np.asarray(stack[:k], np.float32), rgb), flicker_score(np.stack(single), rgb)
+    stack = None  # unmap before the file is zipped and removed
+    png_zip = out / "depth_png16.zip"
+    with zipfile.ZipFile(png_zip, "w", zipfile.ZIP_STORED) as z:
+        for i in range(n):
+            z.write(pngs / f"depth_{i:05d}.png", f"depth_{i:05d}.png")
+    shutil.rmtree(pngs)
     npz = out / "disparity.npz"
     with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as z:
         z.write(stack_path, "disparity.npy")
-    stack_path.unlink()
+    for f in (stack_path, state_json, state_npz):
+        f.unlink(missing_ok=True)
     notes = [f"first {n} frames of the video only"] if truncated else []
     notes.append("long video: key frames + interpolation network" if getattr(pipe, "unet_interp", None) is not None
                  else "long video: windows aligned to jointly inferred key frames, overlaps cross-faded "
                       "(this model has no interpolation network)")
-    return VideoDepthResult(request.model_id, n, (w, h), fps, video_path, out / "depth_png16.zip", npz, truncated, notes)
+    if done:
+        notes.append(f"resumed at frame {done}")
+    return VideoDepthResult(request.model_id, n, (w, h), fps, video_path, png_zip, npz, truncated, notes,
+                            ours, baseline, k, str(pipe.device), time.perf_counter() - started, done)
+
+
+def stopped_run(out_dir: Path) -> dict | None:
+    """The saved progress of a stopped run in ``out_dir`` (settings, source, frames done), or None."""
+    try:
+        return json.loads((Path(out_dir) / "resume.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
