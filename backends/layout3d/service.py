@@ -4,7 +4,9 @@
 * ``start_scene(request)`` / ``edit_scene(session, layout)`` / ``replay_scene(stages_json)`` —
   generators of ``ProgressEvent`` ending in a ``SceneResult`` (the stages so far, the new ones
   marked, and the run card that ``outputs.write_scene`` saves as stages.json);
-* ``load_pipeline(model_id)`` — a model, loaded once per process and kept.
+* ``load_pipeline(model_id)`` — a model, loaded once per process and kept;
+* ``warm_up(model_id)`` — load it and the ray caster ahead of the first action (the tab calls it
+  on a background thread when the page opens, so the first *Generate* does not wait for them).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .pipeline import BuildAScenePipeline
 from .stages import METHODS, SceneSession, Stage, StageSettings
 
 _LOCK = threading.Lock()
+_LOAD_LOCK = threading.Lock()  # a warm-up and a first action asking together load the model once
 
 
 @dataclass
@@ -89,8 +92,16 @@ def _load(model_id: str, device: str) -> tuple[BuildAScenePipeline, ModelDefault
 def load_pipeline(model_id: str = DEFAULT_MODEL) -> tuple[BuildAScenePipeline, ModelDefaults]:
     from backends.common.device import select_device
 
-    return _load(model_id, str(select_device()))
+    with _LOAD_LOCK:
+        return _load(model_id, str(select_device()))
 
+
+def warm_up(model_id: str = DEFAULT_MODEL) -> float:
+    """Load the model and run the first (slow) ray cast now; returns the seconds it took."""
+    t0 = time.perf_counter()
+    load_pipeline(model_id)
+    preview_depth(Layout("a room"), 32)
+    return time.perf_counter() - t0
 
 
 def unknown_words(pipe: BuildAScenePipeline, layout: Layout) -> list[str]:

@@ -82,3 +82,20 @@ def test_detector_names_clean_renders():
             right += detect(det, sample.image, mask).label == class_of(obj.prompt)
             total += 1
     assert total > 40 and right / total > 0.85
+
+
+def test_warm_up_loads_the_model_once_for_every_caller():
+    """The tab warms up on a thread while a user may already press Generate: one load, one pipeline."""
+    import threading
+
+    from backends.layout3d import service
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(service.load_pipeline()[0])) for _ in range(2)]
+    for t in threads:
+        t.start()
+    service.warm_up()
+    for t in threads:
+        t.join()
+    assert len(got) == 2 and got[0] is got[1] is service.load_pipeline()[0]
+    assert service.warm_up() < 1.0  # warm: nothing is loaded again

@@ -93,6 +93,7 @@ def test_remove_and_change(session):
 
 def test_steps_report_previews_and_stop_within_a_step():
     s = SceneSession(tiny_pipeline(), StageSettings(num_inference_steps=4, guidance_scale=2.0), 32)
+    s.preview_every = 3  # x̂0 is decoded on steps 3 and 4 (the last), progress is reported every step
     events, token = [], CancelToken()
 
     def report(event):
@@ -103,6 +104,7 @@ def test_steps_report_previews_and_stop_within_a_step():
     with pytest.raises(Cancelled):
         s.edit(Layout(SCENE, (A, B)), report, token)
     assert len(events) == 6 and [st.kind for st in s.stages] == ["empty"]  # the finished stage is kept
-    assert events[0].preview.shape == (32, 32, 3) and events[0].preview.dtype == np.uint8
+    assert [e.preview is not None for e in events[:4]] == [False, False, True, True]
+    assert events[2].preview.shape == (32, 32, 3) and events[2].preview.dtype == np.uint8
     fractions = [e.fraction for e in events]
     assert fractions == sorted(fractions) and "step 2/4" in events[5].message
