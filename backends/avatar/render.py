@@ -1,4 +1,5 @@
-"""Gaussian splatting renderer: pure torch everywhere (differentiable, tested on CPU), gsplat on CUDA.
+"""Gaussian splatting renderer: pure torch everywhere (differentiable, tested on CPU), gsplat on CUDA,
+and a compiled tile renderer for fast CPU display (``render_fast``, same image, no gradients).
 
 The torch path follows 3DGS / gsplat's reference: project means and covariances with the pinhole
 Jacobian (EWA), add the 0.3 px² low-pass dilation, evaluate each Gaussian on the pixels of its
@@ -48,10 +49,14 @@ def gsplat_available(device: torch.device | str) -> bool:
 def render(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, width: int, height: int,
            background: torch.Tensor | None = None, near: float = 0.01, backend: str = "auto") -> Render:
     """Render ``gaussians`` from one camera. ``backend``: "auto" (gsplat on CUDA when installed, else
-    torch), "torch" or "gsplat"."""
+    torch), "torch" (differentiable), "fast" (the compiled CPU tile renderer, no gradients) or "gsplat"."""
     device = gaussians.means.device
-    if backend not in ("auto", "torch", "gsplat"):
+    if backend not in ("auto", "torch", "fast", "gsplat"):
         raise ValueError(f"unknown renderer backend {backend!r}")
+    if backend == "fast":
+        from .render_fast import render_fast
+
+        return render_fast(gaussians, viewmat, K, width, height, background, near)
     if backend == "gsplat" or (backend == "auto" and gsplat_available(device)):
         return render_gsplat(gaussians, viewmat, K, width, height, background, near)
     return render_torch(gaussians, viewmat, K, width, height, background, near)
