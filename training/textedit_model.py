@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from backends.common.seeding import seed_everything
 from backends.textedit import networks as N
-from backends.textedit.data import cached_training_set
+from backends.textedit.data import DEFAULT_STYLE, STYLES, cached_training_set
 from training.latent_vae import (
     ema_update,
     images_to_tensor,
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def phase_vae(args) -> dict:
-    data = cached_training_set(args.data_dir, args.n_train)
+    data = cached_training_set(args.data_dir, args.n_train, style=args.vae_data_style)
     overrides = json.loads(args.vae_overrides)
     return train_vae(lambda: N.build_vae(**overrides), images_to_tensor(data["images"]), args.run_dir / "vae", hours=args.hours,
                      batch=args.batch_vae, lr=args.lr_vae, kl_weight=args.kl_weight, seed=args.seed,
@@ -64,7 +64,7 @@ def phase_unet(args) -> dict:
 
     run = args.run_dir / "unet"
     run.mkdir(parents=True, exist_ok=True)
-    data = cached_training_set(args.data_dir, args.n_train)
+    data = cached_training_set(args.data_dir, args.n_train, style=args.data_style)
     n = min(args.n_latents or args.n_train, args.n_train)
     data = {k: v[:n] for k, v in data.items()}
     cache = run / f"latents_{n}.pt"
@@ -98,7 +98,7 @@ def phase_unet(args) -> dict:
         tok[torch.rand(args.batch, generator=gen) < args.uncond_p] = empty_ids[0]
         noise = torch.randn(z0.shape, generator=gen)
         t = torch.randint(0, sched.config.num_train_timesteps, (args.batch,), generator=gen)
-        pred = unet(sched.add_noise(z0, noise, t), t, encoder_hidden_states=text(tok)[0]).sample
+        pred = unet(N.unet_input(unet, sched.add_noise(z0, noise, t)), t, encoder_hidden_states=text(tok)[0]).sample
         per_sample = F.mse_loss(pred, noise, reduction="none").mean(dim=(1, 2, 3))
         loss = (per_sample * _min_snr_weights(sched, t, args.snr_gamma)).mean()
         opt.zero_grad()
@@ -154,11 +154,16 @@ def main(argv=None) -> None:
     p.add_argument("--hours", type=float, default=1.6, help="wall-time cap of the phase")
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (tests)")
     p.add_argument("--n-train", type=int, default=30000, help="rendered training images")
+    p.add_argument("--data-style", choices=tuple(STYLES), default=DEFAULT_STYLE,
+                   help="how the UNet's training words are drawn (backends.textedit.data.STYLES)")
+    p.add_argument("--vae-data-style", choices=tuple(STYLES), default="fonts6",
+                   help="the VAE's training images (the shipped VAE learned the six-font renders; it "
+                        "reconstructs the mono ones as well)")
     p.add_argument("--n-latents", type=int, default=10000,
                    help="the UNet trains on the first N images (encoding all of them costs minutes per 10k on a CPU)")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--batch-vae", type=int, default=16)
-    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--lr-vae", type=float, default=1e-3)
     p.add_argument("--kl-weight", type=float, default=1e-4)
     p.add_argument("--uncond-p", type=float, default=0.1)

@@ -10,6 +10,7 @@ test set) never appear in a training image or prompt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from backends.textedit.fonts import TRAINING_FACES, FontFace, load_font
+from backends.textedit.fonts import MONO_FACE, TRAINING_FACES, FontFace, load_font
 from backends.textedit.networks import ALPHABET, IMAGE_SIZE, MAX_LETTERS, MIN_LETTERS
 
 TEMPLATES = {
@@ -65,6 +66,26 @@ _ONSETS = ("b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "qu", "r"
            "z", "br", "cl", "dr", "fl", "gr", "pl", "sh", "st", "th", "tr", "ch", "sk", "sp", "")
 _VOWELS = ("a", "e", "i", "o", "u", "y", "ai", "ea", "oo", "ou")
 _CODAS = ("", "", "n", "r", "s", "t", "x", "k", "m", "l", "ng", "st", "ck", "z", "p", "d", "g", "f")
+
+
+@dataclass(frozen=True)
+class DataStyle:
+    """How the words are drawn. ``mono`` is what the shipped model learned; ``fonts6`` its first, harder version.
+
+    ``mono`` writes every word left-aligned in one monospaced bold font at one size, so letter *i*
+    always sits in the same columns: the cross-attention has to learn one column → letter-index map
+    rather than one per font, size and offset (with six fonts, random sizes and offsets a 1.5 M-parameter
+    UNet learned letter-like blocks but no spelling in 5,000 steps).
+    """
+
+    faces: tuple[FontFace, ...]
+    em_size: int | None = None  # fixed font size (left-aligned at ``left``); None: random cap height 13–18 px, centred
+    left: int = 6
+    clutter: int = 3  # at most this many small marks around the word
+
+
+STYLES = {"fonts6": DataStyle(TRAINING_FACES), "mono": DataStyle((MONO_FACE,), em_size=24, clutter=0)}
+DEFAULT_STYLE = "mono"
 
 
 @dataclass
@@ -175,9 +196,9 @@ def _background(rng, template: str, draw: ImageDraw.ImageDraw, w: int, h: int) -
     raise ValueError(f"unknown template {template!r}")
 
 
-def _clutter(rng, draw, w, h, box) -> None:
+def _clutter(rng, draw, w, h, box, most: int = 3) -> None:
     """A few small marks (dots, short strokes) kept off the word's box."""
-    for _ in range(int(rng.integers(0, 4))):
+    for _ in range(int(rng.integers(0, most + 1))):
         for _try in range(10):
             x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
             if not (box[0] - 3 <= x <= box[2] + 3 and box[1] - 3 <= y <= box[3] + 3):
@@ -202,44 +223,54 @@ def _fit_font(face: FontFace, text: str, cap_height: int, max_width: int, draw):
         size -= 1
 
 
-def render(word: str, template: str, rng: np.random.Generator, face: FontFace | None = None) -> Sample:
-    """One training image of ``word`` on ``template`` (fonts, sizes, colours, position and clutter from ``rng``)."""
+def render(word: str, template: str, rng: np.random.Generator, face: FontFace | None = None,
+           style: str = DEFAULT_STYLE) -> Sample:
+    """One training image of ``word`` on ``template`` in ``style`` (colours, position, clutter from ``rng``)."""
     h, w = IMAGE_SIZE
+    spec = STYLES[style]
     img = Image.new("RGB", (w, h))
     draw = ImageDraw.Draw(img)
     under = _background(rng, template, draw, w, h)
-    face = face or TRAINING_FACES[rng.integers(len(TRAINING_FACES))]
+    face = face or spec.faces[rng.integers(len(spec.faces))]
     text = word.upper()
-    font, (bx0, by0, bx1, by1) = _fit_font(face, text, int(rng.integers(13, 19)), w - 10, draw)
-    tw, th = bx1 - bx0, by1 - by0
-    x = int((w - tw) / 2 + rng.integers(-max(0, (w - 10 - tw) // 3), max(0, (w - 10 - tw) // 3) + 1))
-    y = int((h - th) / 2 + rng.integers(-2, 3))
+    if spec.em_size is None:
+        font, (bx0, by0, bx1, by1) = _fit_font(face, text, int(rng.integers(13, 19)), w - 10, draw)
+        tw, th = bx1 - bx0, by1 - by0
+        x = int((w - tw) / 2 + rng.integers(-max(0, (w - 10 - tw) // 3), max(0, (w - 10 - tw) // 3) + 1))
+        y = int((h - th) / 2 + rng.integers(-2, 3))
+    else:  # one size, left-aligned, cap height centred: letter i always in the same columns
+        font = load_font(face, spec.em_size)
+        _, by0, _, by1 = draw.textbbox((0, 0), "H", font=font)
+        bx0, tw, th = 0, round(font.getlength(text)), by1 - by0
+        x, y = spec.left, (h - th) // 2
     box = (x, y, x + tw, y + th)
-    _clutter(rng, draw, w, h, box)
+    if spec.clutter:
+        _clutter(rng, draw, w, h, box, spec.clutter)
     draw.text((x - bx0, y - by0), text, font=font, fill=_contrasting(rng, under))
     return Sample(np.asarray(img, dtype=np.uint8).copy(), word, template, prompt_for(word, template), box)
 
 
-def make_sample(seed: int, words: Sequence[str] | None = None) -> Sample:
+def make_sample(seed: int, words: Sequence[str] | None = None, style: str = DEFAULT_STYLE) -> Sample:
     """Sample ``seed``: a training word (or one of ``words``), a template, a rendering — all from the seed."""
     rng = np.random.default_rng(seed)
     word = training_word(rng) if words is None else words[rng.integers(len(words))]
     template = list(TEMPLATES)[rng.integers(len(TEMPLATES))]
-    return render(word, template, rng)
+    return render(word, template, rng, style=style)
 
 
-def make_arrays(seeds: Sequence[int]) -> dict[str, np.ndarray]:
-    samples = [make_sample(int(s)) for s in seeds]
+def make_arrays(seeds: Sequence[int], style: str = DEFAULT_STYLE) -> dict[str, np.ndarray]:
+    samples = [make_sample(int(s), style=style) for s in seeds]
     return {"images": np.stack([s.image for s in samples]), "words": np.array([s.word for s in samples]),
             "prompts": np.array([s.prompt for s in samples]), "boxes": np.array([s.box for s in samples], np.int16)}
 
 
-def cached_training_set(data_dir: Path, n: int, first_seed: int = 0) -> dict[str, np.ndarray]:
-    """``n`` training samples (seeds ``first_seed``…), rendered once and cached as an ``.npz``."""
+def cached_training_set(data_dir: Path, n: int, first_seed: int = 0, style: str = DEFAULT_STYLE) -> dict[str, np.ndarray]:
+    """``n`` training samples (seeds ``first_seed``…) in ``style``, rendered once and cached as an ``.npz``."""
     from backends.common.datacache import cached_arrays
 
-    return cached_arrays(Path(data_dir) / f"textedit_train_{first_seed}_{n}.npz", range(first_seed, first_seed + n),
-                         make_arrays)
+    name = "textedit_train" if style == "fonts6" else f"textedit_{style}_train"
+    return cached_arrays(Path(data_dir) / f"{name}_{first_seed}_{n}.npz", range(first_seed, first_seed + n),
+                         functools.partial(make_arrays, style=style))
 
 
 def held_out_prompts(template: str | None = None) -> list[tuple[str, str]]:

@@ -33,6 +33,9 @@ TRAINING_FACES = (
     FontFace("DejaVu Serif", "Bold", "fonts-dejavu-core"),
 )
 
+# The one face of the "mono" data style (backends.textedit.data.STYLES): fixed advance, so letter i has fixed columns.
+MONO_FACE = FontFace("DejaVu Sans Mono", "Bold", "fonts-dejavu-core")
+
 
 class FontMissingError(RuntimeError):
     """A font the text model needs is not installed."""

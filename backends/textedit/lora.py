@@ -145,7 +145,7 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
     """Train LoRA on the target for ``train_steps``; OCR of held-out words before and after."""
     from peft.utils import get_peft_model_state_dict
 
-    from .networks import build_scheduler
+    from .networks import build_scheduler, unet_input
 
     request.validate()
     t0 = time.perf_counter()
@@ -172,7 +172,7 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
         noise = torch.randn(z.shape, generator=gen)
         t = torch.randint(0, sched.config.num_train_timesteps, (z.shape[0],), generator=gen)
         with torch.enable_grad():
-            pred = pipe.unet(sched.add_noise(z, noise, t), t, encoder_hidden_states=emb).sample
+            pred = pipe.unet(unet_input(pipe.unet, sched.add_noise(z, noise, t)), t, encoder_hidden_states=emb).sample
             loss = torch.nn.functional.mse_loss(pred.float(), noise.float())
             opt.zero_grad()
             loss.backward()

@@ -1,7 +1,9 @@
 """The embedded text-in-image model: ordinary diffusers/transformers classes at tiny sizes.
 
 * ``AutoencoderKL`` 32×128×3 ↔ 8×32×4 latents (a wide strip, the shape of a written word);
-* ``UNet2DConditionModel`` on 8×32 latents with cross-attention at 8×32 and 4×16 on the way down,
+* ``UNet2DConditionModel`` on 8×32 latents plus eight fixed **column planes** (sin/cos of the column
+  at 1, 2, 4 and 8 cycles per width: the convolutions alone hardly know where in the strip they are,
+  and which letter of the word a column should show depends on exactly that), with cross-attention at 8×32 and 4×16 on the way down,
   at 2×8 in the middle and at 4×16 and 8×32 on the way up — seven ``attn2`` layers at three
   resolutions (4 heads each), so the localization scan has several candidates to tell apart; 1.5 M
   parameters, sized so that a few thousand training steps fit in two hours on one CPU core;
@@ -15,15 +17,20 @@ The model writes words of 3–8 letters a–z, drawn in capitals (the tokenizer 
 
 from __future__ import annotations
 
+import math
 import re
 import string
+from typing import TYPE_CHECKING
 
 from backends.layout3d import networks as _layout3d
 from backends.layout3d.networks import MAX_TOKENS, VOCAB_SPECIAL, encode_prompts
 
-__all__ = ["ALPHABET", "IMAGE_SIZE", "LATENT_SIZE", "MAX_TOKENS", "PROMPT_WORDS", "SCHEDULER_CONFIG", "TEXT_CONFIG",
-           "UNET_CONFIG", "VAE_CONFIG", "build_scheduler", "build_text_encoder", "build_tokenizer", "build_unet",
-           "build_vae", "encode_prompts", "quoted_text"]
+if TYPE_CHECKING:  # torch is imported where it is used: building the tab must not load it
+    import torch
+
+__all__ = ["ALPHABET", "IMAGE_SIZE", "LATENT_SIZE", "MAX_TOKENS", "POSITION_PLANES", "PROMPT_WORDS",
+           "SCHEDULER_CONFIG", "TEXT_CONFIG", "UNET_CONFIG", "VAE_CONFIG", "build_scheduler", "build_text_encoder", "build_tokenizer", "build_unet",
+           "build_vae", "column_planes", "encode_prompts", "latent_channels", "quoted_text", "unet_input"]
 
 IMAGE_SIZE = (32, 128)  # H, W — RapidOCR reads clean renders of this size (upscaled) without error
 LATENT_FACTOR = 4
@@ -43,8 +50,10 @@ VAE_CONFIG = dict(
     block_out_channels=(32, 64, 64), norm_num_groups=16,
 )
 
+POSITION_PLANES = 8  # sin/cos of the latent column at 1, 2, 4, 8 cycles per width (8 cycles ≈ one letter)
+
 UNET_CONFIG = dict(
-    sample_size=list(LATENT_SIZE), in_channels=4, out_channels=4, layers_per_block=1,
+    sample_size=list(LATENT_SIZE), in_channels=4 + POSITION_PLANES, out_channels=4, layers_per_block=1,
     down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
     up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
     block_out_channels=(32, 64, 64), cross_attention_dim=64, attention_head_dim=4, norm_num_groups=16,
@@ -103,6 +112,32 @@ def build_unet(**overrides):
     from diffusers import UNet2DConditionModel
 
     return UNet2DConditionModel(**{**UNET_CONFIG, **overrides})
+
+
+def latent_channels(unet) -> int:
+    """The channels of the noise the UNet denoises (its input minus the column planes, when it takes them)."""
+    c = unet.config
+    return c.in_channels - POSITION_PLANES if c.in_channels == c.out_channels + POSITION_PLANES else c.in_channels
+
+
+def column_planes(height: int, width: int, like: torch.Tensor) -> torch.Tensor:
+    """1×8×H×W: sin and cos of 2π·f·(column + ½)/W for f = 1, 2, 4, 8 (the same on every row)."""
+    import torch
+
+    u = (torch.arange(width, dtype=torch.float32) + 0.5) / width
+    angles = 2 * math.pi * torch.tensor([1.0, 2.0, 4.0, 8.0])[:, None] * u[None]
+    planes = torch.cat([angles.sin(), angles.cos()])[None, :, None, :].expand(1, POSITION_PLANES, height, width)
+    return planes.to(device=like.device, dtype=like.dtype)
+
+
+def unet_input(unet, latents: torch.Tensor) -> torch.Tensor:
+    """What ``unet`` is called with: ``latents``, plus the column planes if its ``conv_in`` expects them."""
+    if unet.config.in_channels != latents.shape[1] + POSITION_PLANES:
+        return latents
+    import torch
+
+    b, _, h, w = latents.shape
+    return torch.cat([latents, column_planes(h, w, latents).expand(b, -1, -1, -1)], dim=1)
 
 
 def build_scheduler(kind: str = "ddim"):

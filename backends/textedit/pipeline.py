@@ -26,7 +26,7 @@ from diffusers.utils import BaseOutput
 from backends.common.noise import initial_latents
 
 from .attention import PatchController, TextLayer, check_heads, find_layers, install
-from .networks import encode_prompts
+from .networks import encode_prompts, latent_channels, unet_input
 
 
 @dataclass
@@ -100,7 +100,7 @@ class TextEditPipeline(DiffusionPipeline):
     def prepare_latents(self, batch_size: int, height: int, width: int, generator=None,
                         latents: torch.Tensor | None = None) -> torch.Tensor:
         """The initial noise (drawn in float32, so a seed gives the same noise in every dtype), unscaled."""
-        shape = (batch_size, self.unet.config.in_channels, height // self.vae_scale_factor,
+        shape = (batch_size, latent_channels(self.unet), height // self.vae_scale_factor,
                  width // self.vae_scale_factor)
         return initial_latents(shape, generator, latents, self.unet.device, self.unet.dtype)
 
@@ -118,7 +118,7 @@ class TextEditPipeline(DiffusionPipeline):
         cfg = guidance_scale > 1.0
         x = torch.cat([latents, latents]) if cfg else latents
         x = self.scheduler.scale_model_input(x, t)
-        eps = self.unet(x, t, encoder_hidden_states=embeds).sample
+        eps = self.unet(unet_input(self.unet, x), t, encoder_hidden_states=embeds).sample
         if not cfg:
             return eps
         u, c = eps.chunk(2)

@@ -45,3 +45,23 @@ def test_rapidocr_reads_clean_training_renders():
     samples = [make_sample(s) for s in range(40)]
     read_right = np.mean([matches(read(s.image), s.word) for s in samples])
     assert read_right >= 0.9
+
+
+def test_mono_style_puts_letter_i_in_the_same_columns():
+    from backends.textedit.data import render
+
+    rng = np.random.default_rng(3)
+    boxes = {(w, t): render(w, t, rng, style="mono").box for w in ("cat", "garden") for t in ("sign", "wall")}
+    assert len({b[0] for b in boxes.values()}) == 1  # one left edge for every word and template
+    assert boxes[("cat", "sign")] == boxes[("cat", "wall")]
+    width_cat = boxes[("cat", "sign")][2] - boxes[("cat", "sign")][0]
+    width_garden = boxes[("garden", "sign")][2] - boxes[("garden", "sign")][0]
+    assert abs(width_garden - 2 * width_cat) <= 1  # a fixed advance per letter
+    assert boxes[("garden", "wall")][2] <= N.IMAGE_SIZE[1]
+
+
+def test_styles_draw_differently_from_the_same_seed():
+    mono, six = make_sample(11, style="mono"), make_sample(11, style="fonts6")
+    assert mono.word == six.word and mono.prompt == six.prompt
+    assert not np.array_equal(mono.image, six.image)
+    assert np.array_equal(six.image, make_sample(11, style="fonts6").image)

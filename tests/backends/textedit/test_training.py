@@ -28,7 +28,8 @@ def test_phases_write_checkpoints_and_logs(run):
     assert unet_info["steps"] == 2 and unet_info["final_loss"] > 0
     for sub in ("unet", "text_encoder", "tokenizer"):
         assert (root / "run" / "unet" / "model" / sub).is_dir()
-    assert (root / "data" / "textedit_train_0_24.npz").exists()
+    assert (root / "data" / "textedit_train_0_24.npz").exists()  # the VAE: six fonts
+    assert (root / "data" / "textedit_mono_train_0_24.npz").exists()  # the UNet: the mono style
 
 
 def test_resume_continues_the_step_count(run):
@@ -51,7 +52,7 @@ def test_export_loads_back_as_the_text_pipeline(run, tmp_path):
     assert (tmp_path / "asset" / "model_index.json").exists()
     assert not any(p.suffix == ".bin" for p in (tmp_path / "asset").rglob("*"))
     pipe = load_embedded(tmp_path / "asset")
-    assert list(pipe.unet.config.block_out_channels) == [8, 16, 16]
+    assert list(pipe.unet.config.block_out_channels) == [8, 16, 16] and pipe.unet.config.in_channels == 12
     out = pipe('a sign that says "cat"', num_inference_steps=2, output_type="np")
     assert out.images.shape == (1, 32, 128, 3) and np.isfinite(out.images).all()
 
