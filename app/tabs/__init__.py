@@ -16,11 +16,12 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import counterfactual, games, layout3d, system
+    from . import counterfactual, games, layout3d, system, videodepth
 
     return [
         layout3d.TAB,
         counterfactual.TAB,
+        videodepth.TAB,
         games.TAB,
         system.TAB,
     ]

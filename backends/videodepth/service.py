@@ -336,3 +336,43 @@ def stopped_run(out_dir: Path) -> dict | None:
         return json.loads((Path(out_dir) / "resume.json").read_text())
     except (OSError, json.JSONDecodeError):
         return None
+
+
+@dataclass(frozen=True)
+class PointCloudRequest:
+    input_path: Path  # the run's input (its colours)
+    npz: Path  # the run's disparity.npz
+    frame: int
+    out_dir: Path
+
+
+@dataclass
+class PointCloudResult:
+    frame: int
+    points: int
+    ply: Path  # coloured points, binary .ply
+    viewer: str  # JSON for the page's three.js viewer (outputs.viewer_payload)
+
+
+def frame_point_cloud(request: PointCloudRequest) -> PointCloudResult:
+    """One frame of a finished run as a coloured point cloud (relative depth; ``outputs.NEAR_FAR`` assumed)."""
+    from .outputs import ply_bytes, point_cloud, viewer_payload
+
+    try:
+        with np.load(request.npz) as z:
+            stack = z["disparity"]
+    except (OSError, KeyError, ValueError):
+        raise InputError("Run the depth estimation first; there is no finished run to show.") from None
+    n = len(stack)
+    if not 0 <= request.frame < n:
+        raise InputError(f"Frame {request.frame} does not exist; this run has frames 0 to {n - 1}.")
+    h, w = stack.shape[1:]
+    open_frames, *_ = _open_source(Path(request.input_path), request.frame + 1)
+    rgb = next(f for i, f in enumerate(open_frames()) if i == request.frame)
+    rgb = np.asarray(Image.fromarray(rgb).resize((w, h), Image.Resampling.BOX))
+    xyz, colours = point_cloud(stack[request.frame].astype(np.float32), rgb)
+    out = Path(request.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ply = out / f"frame_{request.frame:05d}.ply"
+    ply.write_bytes(ply_bytes(xyz, colours))
+    return PointCloudResult(request.frame, len(xyz), ply, viewer_payload(xyz, colours, f"frame {request.frame}"))

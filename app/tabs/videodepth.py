@@ -1,0 +1,243 @@
+"""Video Depth tab (Depth Any Video): a video or an image in, consistent depth out — a playable side-by-side
+video, raw 16-bit frames, the disparity stack, and a point cloud of any frame in the page."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import gradio as gr
+
+from app.components.downloads import new_output_dir
+from app.components.errors import user_errors
+from app.components.longwork import CANCELS, stream
+from app.tabs import TabSpec
+from backends.common.errors import Cancelled, InputError
+from backends.videodepth.examples import EXAMPLES
+from backends.videodepth.outputs import COLORMAPS
+
+STATIC = Path(__file__).resolve().parents[1] / "static"
+WINDOW = 16  # frames per window; the key-frame stride sets the overlap (window − stride)
+RESOLUTIONS = [64, 128, 256]
+ACTION = "videodepth"
+
+VIEWER_HTML = """
+<div class="pc-root" id="vd-viewer-root">
+  <div class="pc-canvas"></div>
+  <div class="pc-status">Run the estimation, pick a frame and press “Show point cloud”.</div>
+</div>
+"""
+VIEWER_CSS = """
+.pc-root { display: flex; flex-direction: column; gap: 4px; }
+.pc-canvas { width: 100%; min-height: 200px; }
+.pc-canvas canvas { display: block; width: 100%; border-radius: 6px; touch-action: none; }
+.pc-status { font-size: 12px; color: #555; }
+"""
+
+
+def _viewer_js() -> str:
+    url = f"/gradio_api/file={STATIC / 'videodepth' / 'pointcloud.js'}"
+    return f"""
+    import({json.dumps(url)}).then((m) => {{
+      const viewer = m.mount(element.querySelector('.pc-root'));
+      const showValue = () => viewer.show(props.value, element);
+      watch('value', showValue);
+      showValue();
+    }}).catch((e) => {{ element.querySelector('.pc-status').textContent = '3D viewer failed to load: ' + e; }});
+    """
+
+
+def model_choices() -> list[tuple[str, str]]:
+    """(label, id) of every registered Video Depth model, saying whether it is present here."""
+    from backends.common.registry import default_registry, model_status
+
+    return [(f"{s.id} ({s.license}; {'present' if model_status(s).present else 'missing'})", s.id)
+            for s in default_registry().for_capability("videodepth")]
+
+
+def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, out_dir, resume=False):
+    from backends.videodepth.service import VideoDepthRequest
+
+    if not file:
+        raise InputError("Upload a video or an image first (or pick an example).")
+    stride = int(stride)
+    if not 1 <= stride < WINDOW:
+        raise InputError(f"The key-frame stride must be between 1 and {WINDOW - 1} frames.")
+    return VideoDepthRequest(Path(file), Path(out_dir), model_id=model_id, max_side=int(max_side),
+                             num_inference_steps=int(steps), window=WINDOW, overlap=WINDOW - stride,
+                             max_frames=int(max_frames), colormap=cmap, baseline_frames=int(baseline),
+                             seed=int(seed or 0), resume=resume)
+
+
+def _model(model_id: str):
+    from backends.common.device import select_device
+    from backends.videodepth.loading import load_model
+
+    return load_model(model_id, str(select_device()))
+
+
+def _result_status(r) -> str:
+    flick = ""
+    if r.flicker is not None:
+        flick = (f"\n\n**Flicker** (no ground truth: change of depth where the picture did not change, frames "
+                 f"0–{r.flicker_frames - 1}; lower is steadier): ours **{r.flicker:.4f}** · same model frame by "
+                 f"frame **{r.baseline_flicker:.4f}**" if r.baseline_flicker is not None else "")
+    notes = " · ".join(r.notes)
+    return (f"**Done:** {r.frames} frame(s) at {r.size[0]}×{r.size[1]} in {r.seconds:.1f} s · model `{r.model_id}` "
+            f"on `{r.device}` · {notes}{flick}")
+
+
+def _summary(r) -> dict:
+    return {"model": r.model_id, "device": r.device, "frames": r.frames, "size": list(r.size), "fps": r.fps,
+            "truncated": r.truncated, "seconds": round(r.seconds, 2), "resumed_at_frame": r.resumed_at,
+            "flicker": r.flicker, "baseline_flicker": r.baseline_flicker, "flicker_frames": r.flicker_frames,
+            "notes": r.notes}
+
+
+def build(demo: gr.Blocks) -> None:
+    gr.set_static_paths([STATIC])
+    gr.Markdown(
+        "**Depth Any Video** (ICLR 2025): a flow-matching video-depth model with rotary frame positions gives "
+        "every frame's relative depth in 1–3 steps, whole clips at once. Long videos stream through windows "
+        "aligned to key frames inferred jointly over the whole video, so memory stays flat however long the video "
+        "is. The embedded model was trained here on 64×64 renders of the project's primitive world (rooms with "
+        "textured boxes, spheres, cones…): it shows the method at work on such clips; on real footage it mostly "
+        "outputs a room prior (see its model card). Raw outputs: 16-bit PNG per frame, the `.npz` stack, `.ply`."
+    )
+    run_state = gr.State({})
+    with gr.Row():
+        with gr.Column(scale=4):
+            source = gr.File(label="Video or image (mp4, webm, mov, avi, mkv, png, jpg; ≤ 50 MB, ≤ 3000 frames)",
+                             file_types=["video", "image"], type="filepath", elem_id="vd-input")
+            example = gr.Radio(list(EXAMPLES), value=None, label="…or one click: a synthetic example clip (held-out render)",
+                               elem_id="vd-example")
+            estimate = gr.Markdown("Upload a video to see the time and memory a run takes.", elem_id="vd-estimate")
+            model = gr.Dropdown(model_choices(), value="videodepth-embedded", label="Model", elem_id="vd-model")
+            with gr.Row():
+                max_side = gr.Dropdown(RESOLUTIONS, value=64, label="Max resolution (longer side; embedded: 64)",
+                                       elem_id="vd-res")
+                steps = gr.Slider(1, 3, value=1, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps")
+            with gr.Row():
+                stride = gr.Slider(4, 14, value=12, step=1, label=f"Key-frame stride (window {WINDOW})",
+                                   elem_id="vd-stride")
+                max_frames = gr.Number(600, precision=0, minimum=1, maximum=3000, label="Max frames",
+                                       elem_id="vd-max-frames")
+            with gr.Row():
+                cmap = gr.Dropdown(list(COLORMAPS), value="Spectral", label="Colour map", elem_id="vd-cmap")
+                baseline = gr.Slider(0, 96, value=24, step=1, label="Per-frame baseline frames (flicker score)",
+                                     elem_id="vd-baseline")
+                seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            with gr.Row():
+                run = gr.Button("Estimate depth", variant="primary", elem_id="vd-run")
+                stop = gr.Button("Stop", variant="stop", elem_id="vd-stop")
+                resume = gr.Button("Resume stopped run", elem_id="vd-resume")
+        with gr.Column(scale=5):
+            preview = gr.Image(label="Latest frame while it runs (input | depth)", type="numpy", height=160,
+                               interactive=False, elem_id="vd-preview")
+            status = gr.Markdown(elem_id="vd-status")
+            video = gr.Video(label="Input | depth (H.264)", format="mp4", interactive=False, elem_id="vd-video")
+            files = gr.File(label="Downloads: side-by-side mp4, 16-bit PNG zip, disparity .npz, .ply",
+                            file_count="multiple", elem_id="vd-files")
+        with gr.Column(scale=4):
+            with gr.Row():
+                frame = gr.Slider(0, 1, value=0, step=1, label="Frame for the point cloud", elem_id="vd-frame")
+                cloud_btn = gr.Button("Show point cloud", elem_id="vd-cloud")
+            viewer = gr.HTML("", html_template=VIEWER_HTML, css_template=VIEWER_CSS, js_on_load=_viewer_js(),
+                             elem_id="vd-viewer", apply_default_css=False)
+            gr.Markdown("Relative depth shown with an assumed near : far of 1 : 5 and a 55° field of view.")
+            summary = gr.JSON(label="Run (JSON)", elem_id="vd-json")
+
+    settings = [model, max_side, steps, stride, max_frames, cmap, baseline, seed]
+
+    @user_errors
+    def on_example(name):
+        from backends.videodepth.examples import example_clip
+
+        return str(example_clip(name)) if name else gr.update()
+
+    @user_errors
+    def on_estimate(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v):
+        from backends.videodepth.service import estimate_run
+
+        if not file:
+            return "Upload a video to see the time and memory a run takes."
+        req = _request(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, ".")
+        return "**Before you run:** " + estimate_run(req, _model(model_id)).summary()
+
+    def _run(req, state, request, progress):
+        from backends.videodepth.service import estimate_depth, stopped_run
+
+        token = CANCELS.start(request, ACTION)
+        try:
+            yield gr.update(), "Running…", *(gr.update(),) * 4, state
+            for kind, item in stream(estimate_depth(req, _model(req.model_id), token), progress):
+                if kind == "preview":
+                    yield item, *(gr.update(),) * 5, state
+                else:
+                    done = {"request": req, "npz": str(item.npz), "frames": item.frames}
+                    return_files = [str(item.video), str(item.png_zip), str(item.npz)]
+                    yield (gr.update(), _result_status(item), str(item.video), return_files,
+                           gr.update(maximum=max(1, item.frames - 1), value=0), _summary(item), done)
+        except Cancelled:
+            saved = stopped_run(req.out_dir) or {}
+            state = {"stopped": req, "npz": None}
+            yield (gr.update(), f"Stopped by the user after {saved.get('emitted', 0)} of {saved.get('source', {}).get('frames', '?')} "
+                   "frames; press **Resume stopped run** to continue where it stopped.", *(gr.update(),) * 4, state)
+        finally:
+            CANCELS.finish(request, ACTION, token)
+
+    @user_errors
+    def on_run(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, state,
+               request: gr.Request, progress=gr.Progress()):
+        if not file:
+            raise InputError("Upload a video or an image first (or pick an example).")
+        values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v)
+        _request(file, *values, ".")  # settings checked before anything is copied
+        out = new_output_dir("videodepth")
+        src = Path(file)
+        local = out / f"input{src.suffix.lower()}"  # the run keeps its input: resume and point clouds need it
+        shutil.copyfile(src, local)
+        req = _request(str(local), *values, out / "run")
+        yield from _run(req, state, request, progress)
+
+    @user_errors
+    def on_resume(state, request: gr.Request, progress=gr.Progress()):
+        from dataclasses import replace
+
+        req = (state or {}).get("stopped")
+        if req is None:
+            raise InputError("There is no stopped run to resume in this session; press “Estimate depth”.")
+        yield from _run(replace(req, resume=True), state, request, progress)
+
+    @user_errors
+    def on_cloud(frame_v, state):
+        from backends.videodepth.service import PointCloudRequest, frame_point_cloud
+
+        state = state or {}
+        if not state.get("npz"):
+            raise InputError("Run the depth estimation first; the point cloud shows a frame of a finished run.")
+        req = state["request"]
+        cloud = frame_point_cloud(PointCloudRequest(req.input_path, Path(state["npz"]), int(frame_v or 0),
+                                                    new_output_dir("videodepth-ply")))
+        run_dir = Path(state["npz"]).parent
+        files = [str(run_dir / n) for n in ("depth_side_by_side.mp4", "depth_png16.zip", "disparity.npz")]
+        return cloud.viewer, files + [str(cloud.ply)]
+
+    def on_stop(request: gr.Request) -> str:
+        return "Stopping…" if CANCELS.cancel(request, ACTION) else "Nothing is running."
+
+    outs = [preview, status, video, files, frame, summary, run_state]
+    example.input(on_example, inputs=example, outputs=source, api_name="videodepth_example",
+                  concurrency_id="videodepth-light")
+    gr.on([source.change, *(c.change for c in settings)], on_estimate, inputs=[source, *settings], outputs=estimate,
+          api_name="videodepth_estimate", concurrency_id="videodepth-light", trigger_mode="always_last")
+    run.click(on_run, inputs=[source, *settings, run_state], outputs=outs, api_name="videodepth_run",
+              concurrency_id="gpu")
+    resume.click(on_resume, inputs=run_state, outputs=outs, api_name="videodepth_resume", concurrency_id="gpu")
+    stop.click(on_stop, outputs=status, api_name="videodepth_stop", queue=False)
+    cloud_btn.click(on_cloud, inputs=[frame, run_state], outputs=[viewer, files], api_name="videodepth_point_cloud",
+                    concurrency_id="videodepth-light")
+
+
+TAB = TabSpec(name="videodepth", title="Video Depth", build=build)

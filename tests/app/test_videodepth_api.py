@@ -1,0 +1,86 @@
+"""The Video Depth tab through gradio_client: example, estimate, run, raw outputs, point cloud, Stop/Resume, bad input."""
+
+import io
+import json
+import re
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gradio_client import handle_file
+from PIL import Image
+
+MODEL = "videodepth-embedded"
+
+
+def settings(steps=1, stride=12, max_frames=600, baseline=8):
+    return [MODEL, 64, steps, stride, max_frames, "Spectral", baseline, 0]
+
+
+def example(client, name):
+    path = client.predict(name, api_name="/videodepth_example")
+    return path["path"] if isinstance(path, dict) else path
+
+
+def test_example_estimate_run_and_raw_outputs(client):
+    clip = example(client, "room A · 48 frames")
+    estimate = client.predict(handle_file(clip), *settings(), api_name="/videodepth_estimate")
+    assert "48 frame(s)" in estimate and "64×64" in estimate and re.search(r"estimated \*\*\d+ s\*\*", estimate)
+    preview, status, video, files, frame, summary = client.predict(
+        handle_file(clip), *settings(max_frames=40), api_name="/videodepth_run")
+    assert status.startswith("**Done:** 40 frame(s) at 64×64") and MODEL in status and "cpu" in status
+    assert summary["frames"] == 40 and summary["flicker"] is not None and summary["baseline_flicker"] is not None
+    names = sorted(Path(f).name for f in files)
+    assert names == ["depth_png16.zip", "depth_side_by_side.mp4", "disparity.npz"]
+    with zipfile.ZipFile(next(f for f in files if f.endswith(".zip"))) as z:
+        assert len(z.namelist()) == 40
+        png = np.asarray(Image.open(io.BytesIO(z.read("depth_00007.png"))))
+    assert png.dtype == np.uint16 and png.shape == (64, 64) and png.max() > png.min()
+    assert np.load(next(f for f in files if f.endswith(".npz")))["disparity"].shape == (40, 64, 64)
+    assert not any("/" in str(v) for v in summary.values() if isinstance(v, str))  # no server paths
+
+    viewer, files = client.predict(5, api_name="/videodepth_point_cloud")
+    data = json.loads(viewer)
+    assert data["count"] == 64 * 64 and data["title"] == "frame 5"
+    ply = next(f for f in files if f.endswith(".ply"))
+    assert Path(ply).read_bytes().startswith(b"ply\nformat binary_little_endian")
+    with pytest.raises(Exception, match="greater than maximum value 39"):
+        client.predict(99, api_name="/videodepth_point_cloud")
+
+
+def test_bad_inputs_are_clear_and_the_session_goes_on(client, tmp_path):
+    bad = tmp_path / "broken.mp4"
+    bad.write_bytes(b"\x00" * 500)
+    with pytest.raises(Exception, match="not a video"):
+        client.predict(handle_file(str(bad)), *settings(), api_name="/videodepth_run")
+    wide = tmp_path / "wide.png"
+    Image.new("RGB", (100_000, 10)).save(wide)
+    with pytest.raises(Exception, match="at most"):
+        client.predict(handle_file(str(wide)), *settings(), api_name="/videodepth_estimate")
+    with pytest.raises(Exception, match="Upload a video"):
+        client.predict(None, *settings(), api_name="/videodepth_run")
+    photo = tmp_path / "photo.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (48, 80, 3), dtype=np.uint8)).save(photo)
+    _, status, _, files, *_ = client.predict(handle_file(str(photo)), *settings(), api_name="/videodepth_run")
+    assert status.startswith("**Done:** 1 frame(s) at 64×32") and len(files) == 3
+
+
+def is_image(value) -> bool:
+    return isinstance(value, str) and value.endswith((".png", ".webp", ".jpg")) or \
+        isinstance(value, dict) and bool(value.get("path"))
+
+
+def test_stop_then_resume_finishes_the_run(client):
+    clip = example(client, "room C · 120 frames")
+    job = client.submit(handle_file(clip), *settings(stride=4, baseline=0), api_name="/videodepth_run")
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(is_image(o[0]) for o in job.outputs()):
+        time.sleep(0.05)  # the first depth preview: a window is done
+    assert client.predict(api_name="/videodepth_stop") == "Stopping…"
+    status = job.result(timeout=120)[1]
+    assert status.startswith("Stopped by the user after") and not status.startswith("Stopped by the user after 0 "), status
+    _, status, video, files, _, summary = client.predict(api_name="/videodepth_resume")
+    assert status.startswith("**Done:** 120 frame(s)") and summary["resumed_at_frame"] > 0
+    assert np.load(next(f for f in files if f.endswith(".npz")))["disparity"].shape == (120, 64, 64)
