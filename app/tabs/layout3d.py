@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import threading
@@ -17,7 +18,7 @@ from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
 from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
 from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES
-from backends.synth.scene import ROOMS
+from backends.synth.scene import COLORS, ROOMS
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parents[1] / "static"
@@ -34,7 +35,7 @@ DEFAULT_LAYOUT = {
 }
 
 EDITOR_HTML = """
-<div class="box-editor" id="l3d-editor-root">
+<div class="box-editor" id="l3d-editor-root" data-colours="COLOURS">
   <div class="be-toolbar">
     <input class="be-prompt" type="text" value="a green cone" aria-label="prompt of a new box" />
     <button data-act="add" class="be-add">Add box</button>
@@ -46,7 +47,7 @@ EDITOR_HTML = """
   <div class="be-canvas"></div>
   <div class="be-status"></div>
 </div>
-"""
+""".replace("COLOURS", html.escape(json.dumps(COLORS)))  # boxes take the colour their prompt names
 
 EDITOR_CSS = """
 .box-editor { display: flex; flex-direction: column; gap: 4px; }

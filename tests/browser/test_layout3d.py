@@ -98,3 +98,35 @@ def test_bad_layout_json_shows_a_message_and_keeps_the_editor(page):
     expect(page.get_by_text("not valid JSON").first).to_be_visible(timeout=30_000)
     set_json(page, good)
     expect(page.locator("#l3d-layout-status")).to_contain_text("valid layout", timeout=60_000)
+
+
+def test_editor_renders_only_on_change_and_colours_boxes_by_their_prompt(page):
+    open_tab(page)
+    set_json(page, {"scene_prompt": SCENE, "boxes": [
+        {"prompt": "a blue sphere", "center": [-0.6, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0},
+        {"prompt": "a red cube", "center": [0.6, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0}]})
+    root = "document.querySelector('#l3d-editor .box-editor')"
+    page.wait_for_timeout(1500)  # let the page settle
+    colours = page.evaluate(f"[{root}.boxColour(0), {root}.boxColour(1)]")
+    rgb = [tuple(int(c[k:k + 2], 16) for k in (1, 3, 5)) for c in colours]
+    assert rgb[0][2] > 150 and rgb[0][2] > 2 * max(rgb[0][:2]), colours  # the blue sphere is drawn blue
+    assert rgb[1][0] > 150 and rgb[1][0] > 2 * max(rgb[1][1:]), colours  # the red cube red
+
+    # idle: count the animation frames the editor's code asks for over 2 s, and its renders
+    page.evaluate("""() => { window.__raf = 0; const raf = window.requestAnimationFrame.bind(window);
+        window.requestAnimationFrame = (cb) => {
+          if ((new Error().stack || "").includes("box_editor.js")) window.__raf += 1;
+          return raf(cb); }; }""")
+    renders = page.evaluate(f"{root}.renderCount")
+    page.wait_for_timeout(2000)
+    assert page.evaluate(f"{root}.renderCount") == renders
+    assert page.evaluate("window.__raf") == 0  # the old redraw loop asked ~120 times in 2 s
+
+    # an edit draws again
+    pos = page.evaluate(f"{root}.boxScreenPosition(0)")
+    page.mouse.move(pos["x"], pos["y"])
+    page.mouse.down()
+    page.mouse.move(pos["x"] + 20, pos["y"], steps=5)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    assert page.evaluate(f"{root}.renderCount") > renders

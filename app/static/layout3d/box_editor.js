@@ -4,6 +4,9 @@
 // The editor reads it (polling, so server-side edits show up) and writes it back on every edit
 // by setting the textarea and dispatching an `input` event. World frame as in the backend:
 // metres, z up, floor at z = 0, back wall at y = 3.4; the default view is the model's camera.
+// It renders on demand (after an edit, a camera move, a gizmo hover, a resize), never in a loop, so
+// an idle tab costs no CPU. A box takes the colour its prompt names (the model's colours, given by
+// the tab in data-colours, then any CSS colour word); a prompt without one gets a palette colour.
 import * as THREE from "../vendor/three/three.module.js";
 import { OrbitControls } from "../vendor/three/OrbitControls.js";
 import { TransformControls } from "../vendor/three/TransformControls.js";
@@ -12,9 +15,21 @@ const PALETTE = [0xe6194b, 0x3cb44b, 0x4363d8, 0xf58231, 0x911eb4, 0x46f0f0];
 const CAMERA = { position: [0, -2.6, 1.55], target: [0, 1.0, 0.3], fov: 50 };
 const ROOM = { x: [-2, 2], y: [-0.6, 3.4] };
 
+// The colour a prompt names: the model's own colour words first, then any CSS colour word.
+export function promptColour(prompt, modelColours, fallback) {
+  for (const word of String(prompt).toLowerCase().split(/[^a-z]+/)) {
+    if (!word) continue;
+    if (modelColours[word]) return new THREE.Color().setRGB(...modelColours[word], THREE.SRGBColorSpace);
+    if (typeof CSS !== "undefined" && CSS.supports("color", word)) return new THREE.Color(word);
+  }
+  return new THREE.Color(fallback);
+}
+
 export function mount(root, textarea) {
   const canvasHost = root.querySelector(".be-canvas");
   const status = root.querySelector(".be-status");
+  let modelColours = {};
+  try { modelColours = JSON.parse(root.dataset.colours || "{}"); } catch (e) { modelColours = {}; }
   const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
   renderer.setPixelRatio(1);
   canvasHost.appendChild(renderer.domElement);
@@ -24,6 +39,20 @@ export function mount(root, textarea) {
   camera.up.set(0, 0, 1);
   const orbit = new OrbitControls(camera, renderer.domElement);
   const gizmo = new TransformControls(camera, renderer.domElement);
+  // --- rendering on demand: one frame per change, at most one per animation frame -----------
+  let pending = false;
+  root.renderCount = 0;  // test hook: frames drawn so far
+  function requestRender() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      renderer.render(scene, camera);
+      root.renderCount += 1;
+    });
+  }
+  orbit.addEventListener("change", requestRender);
+  gizmo.addEventListener("change", requestRender);
   gizmo.setSize(0.8);
   scene.add(gizmo.getHelper());
   scene.add(new THREE.HemisphereLight(0xffffff, 0x888888, 2.2));
@@ -55,6 +84,7 @@ export function mount(root, textarea) {
     camera.position.set(...CAMERA.position);
     orbit.target.set(...CAMERA.target);
     orbit.update();
+    requestRender();
   }
   resetView();
 
@@ -64,12 +94,13 @@ export function mount(root, textarea) {
     renderer.setSize(w, h);
     camera.aspect = w / h;
     camera.updateProjectionMatrix();
+    requestRender();
   }
   new ResizeObserver(resize).observe(canvasHost);
   resize();
 
   function boxMesh(b, i) {
-    const colour = PALETTE[i % PALETTE.length];
+    const colour = promptColour(b.prompt, modelColours, PALETTE[i % PALETTE.length]);
     const mesh = new THREE.Mesh(new THREE.BoxGeometry(1, 1, 1),
       new THREE.MeshLambertMaterial({ color: colour, transparent: true, opacity: 0.55 }));
     mesh.add(new THREE.LineSegments(new THREE.EdgesGeometry(mesh.geometry),
@@ -89,6 +120,7 @@ export function mount(root, textarea) {
     if (selected >= meshes.length) selected = -1;
     if (selected >= 0) gizmo.attach(meshes[selected]);
     showStatus();
+    requestRender();
   }
 
   function showStatus(msg) {
@@ -122,6 +154,7 @@ export function mount(root, textarea) {
     m.position.z = layout.boxes[i].center[2];  // boxes stand on the floor, upright, turned about z only
     m.rotation.x = 0;
     m.rotation.y = 0;
+    requestRender();
     write();
     showStatus();
   }
@@ -167,6 +200,7 @@ export function mount(root, textarea) {
     drag = { index: selected, offset: p ? hit.object.position.clone().sub(p) : new THREE.Vector3(), moved: false };
     orbit.enabled = false;
     showStatus();
+    requestRender();
   });
   renderer.domElement.addEventListener("pointermove", (ev) => {
     if (!drag) return;
@@ -177,6 +211,7 @@ export function mount(root, textarea) {
     m.position.x = p.x + drag.offset.x;
     m.position.y = p.y + drag.offset.y;
     drag.moved = true;
+    requestRender();
   });
   window.addEventListener("pointerup", () => {
     if (drag && drag.moved) commitMesh(drag.index);
@@ -194,6 +229,7 @@ export function mount(root, textarea) {
     gizmo.showX = mode !== "rotate";
     gizmo.showY = mode !== "rotate";
     gizmo.showZ = mode !== "translate";
+    requestRender();
   }
   setMode("translate");
 
@@ -221,6 +257,9 @@ export function mount(root, textarea) {
   };
   root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => act[b.dataset.act]()));
 
+  // Test hook: a box's colour as #rrggbb (sRGB).
+  root.boxColour = (i) => "#" + meshes[i].material.color.getHexString(THREE.SRGBColorSpace);
+
   // Test hook: the screen position (client px) of a box's centre, for drag tests.
   root.boxScreenPosition = (i) => {
     const v = meshes[i].position.clone().project(camera);
@@ -228,8 +267,5 @@ export function mount(root, textarea) {
     return { x: r.left + (v.x + 1) / 2 * r.width, y: r.top + (1 - v.y) / 2 * r.height };
   };
 
-  (function loop() {
-    requestAnimationFrame(loop);
-    renderer.render(scene, camera);
-  })();
+  requestRender();
 }
