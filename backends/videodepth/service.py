@@ -57,6 +57,7 @@ class VideoDepthRequest:
     colormap: str = "Spectral"
     baseline_frames: int = 24  # the per-frame baseline runs on this many first frames (flicker score); 0 = off
     resume: bool = False  # continue the stopped run whose state is in out_dir
+    fps: float = 24.0  # frame rate of a folder of frames (a video keeps its own)
 
     def settings(self) -> dict:
         """What decides the depth values (a resumed run must match them)."""
@@ -116,8 +117,10 @@ def working_size(width: int, height: int, max_side: int, multiple: int) -> tuple
     return (max(multiple, int(width * s) // multiple * multiple), max(multiple, int(height * s) // multiple * multiple))
 
 
-def _open_source(path: Path, max_frames: int):
-    """(frame-iterator factory, frame count, fps, source size, truncated) for a video or an image file."""
+def _open_source(path: Path, max_frames: int, folder_fps: float = 24.0):
+    """(frame-iterator factory, frame count, fps, source size, truncated) for a video, an image or a folder."""
+    if path.is_dir():
+        return _open_folder(path, max_frames, folder_fps)
     if not path.is_file():
         raise InputError(f"Input file not found: {path.name}.")
     if path.suffix.lower() in IMAGE_SUFFIXES:
@@ -135,6 +138,40 @@ def _open_source(path: Path, max_frames: int):
     if n == 0:
         raise InputError(f"{path.name} contains no video frames.")
     return (lambda: iter_video_frames(path, 1024, stop=max_frames)), min(n, max_frames), info.fps, info.source_size, n > max_frames
+
+
+def _open_folder(folder: Path, max_frames: int, fps: float = 24.0):
+    """A folder of images (sorted by name) as the frames of one video, read one at a time."""
+    paths = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not paths:
+        raise InputError(f"The folder {folder.name} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))}).")
+    used = paths[:max_frames]
+    try:
+        with Image.open(used[0]) as first:
+            size = first.size
+    except OSError:
+        raise InputError(f"{used[0].name} is not an image this suite can read.") from None
+    if max(size) > 16384:
+        raise InputError(f"{used[0].name} is {size[0]}×{size[1]}; images may be at most 16384 pixels a side.")
+
+    def frames():
+        for p in used:
+            try:
+                with Image.open(p) as img:
+                    frame = np.asarray(img.convert("RGB"))
+            except OSError:
+                raise InputError(f"{p.name} is not an image this suite can read.") from None
+            if (frame.shape[1], frame.shape[0]) != size:
+                raise InputError(f"{p.name} is {frame.shape[1]}×{frame.shape[0]}; every frame of the folder must be "
+                                 f"{size[0]}×{size[1]} like {used[0].name}.")
+            yield frame
+
+    return frames, len(used), fps, size, len(paths) > max_frames
+
+
+def _source_id(path: Path, frames: int) -> dict:
+    files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES) if path.is_dir() else [path]
+    return {"name": path.name, "bytes": sum(p.stat().st_size for p in files), "frames": frames}
 
 
 def _check(request: VideoDepthRequest) -> None:
@@ -200,7 +237,7 @@ def estimate_run(request: VideoDepthRequest, pipe=None) -> RunEstimate:
         from .loading import load_model
 
         pipe = load_model(request.model_id)
-    _, n, fps, (sw, sh), truncated = _open_source(Path(request.input_path), request.max_frames)
+    _, n, fps, (sw, sh), truncated = _open_source(Path(request.input_path), request.max_frames, request.fps)
     size = working_size(sw, sh, request.max_side, pipe.size_multiple)
     plan = WindowPlan(n, request.window, request.overlap, request.max_keys)
     windows = plan.windows
@@ -220,13 +257,13 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
     """The work of :func:`estimate_depth`, reporting through ``report``."""
     started = time.perf_counter()
     path = Path(request.input_path)
-    open_frames, n, fps, (sw, sh), truncated = _open_source(path, request.max_frames)
+    open_frames, n, fps, (sw, sh), truncated = _open_source(path, request.max_frames, request.fps)
     w, h = working_size(sw, sh, request.max_side, pipe.size_multiple)
     out = Path(request.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pngs = out / "png16"
     stack_path, state_json, state_npz = out / "disparity.npy", out / "resume.json", out / "resume_state.npz"
-    source = {"name": path.name, "bytes": path.stat().st_size, "frames": n}
+    source = _source_id(path, n)
     resume = None
     if request.resume:
         try:
