@@ -8,6 +8,8 @@ plus a Laplacian smoothness term on the coarse vertices' displacement. The groun
 ray cast of the textured anny mesh; the prediction is the torch Gaussian rasterizer's render.
 
     python -m training.avatar_reconstructor --data DIR --run DIR [--minutes 90] [--levels 1]
+    python -m training.avatar_reconstructor --data DIR --export RUN/last --to assets/avatar-embedded \
+        [--ablation MULTI_RES_SNAPSHOT SINGLE_RES_RUN/last]
 """
 
 from __future__ import annotations
@@ -285,10 +287,46 @@ def save(model: Reconstructor, opt, step: int, folder: Path) -> None:
     (folder / "step.json").write_text(json.dumps({"step": step}) + "\n")
 
 
+def export(args) -> None:
+    """Copy a checkpoint (and the equal-steps ablation pair) into the asset folder and measure it on the
+    held-out test subjects: metrics.json and training.json."""
+    from backends.avatar.network import load_reconstructor
+
+    torch.set_num_threads(1)
+    dest = Path(args.to)
+    folders = {dest: Path(args.export)}
+    if args.ablation:
+        folders[dest / "ablation" / "multi-res"] = Path(args.ablation[0])
+        folders[dest / "ablation" / "single-res"] = Path(args.ablation[1])
+    for to, src in folders.items():
+        save_reconstructor(load_reconstructor(src), to)
+    test = [Subject.load(f) for f in sorted((Path(args.data) / "test").glob("*[0-9].npz"))[:args.eval_subjects]]
+    metrics = {"test_subjects": len(test), "resolution": int(test[0].rgb.shape[1]), "input_views": N_INPUT,
+               "protocol": "3 ring input views per held-out subject; PSNR/SSIM on the person crop (padded "
+                           "bounding box of the ground-truth mask) of 3 novel views of the input pose and 3 "
+                           "views of a novel pose; psnr_full = whole image; ±ci95 over images"}
+    model = load_reconstructor(dest)
+    metrics["ours_3_iterations"] = evaluate(model, test, 3)
+    metrics["ours_1_iteration"] = evaluate(model, test, 1)
+    if args.ablation:
+        metrics["equal_steps_multi_res"] = evaluate(load_reconstructor(dest / "ablation" / "multi-res"), test, 3)
+        metrics["equal_steps_single_res"] = evaluate(load_reconstructor(dest / "ablation" / "single-res"), test, 3)
+    (dest / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    training = {str(to.relative_to(dest)) or ".": json.loads((src / "step.json").read_text())
+                for to, src in folders.items()}
+    (dest / "training.json").write_text(json.dumps({"steps": training, "train_subjects": len(list(
+        (Path(args.data) / "train").glob("*[0-9].npz")))}, indent=2) + "\n")
+    print(json.dumps(metrics, indent=2))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True)
-    p.add_argument("--run", required=True)
+    p.add_argument("--run")
+    p.add_argument("--export", help="a checkpoint folder to export (instead of training)")
+    p.add_argument("--to", help="the asset folder to export into")
+    p.add_argument("--ablation", nargs=2, help="equal-steps multi-res and single-res checkpoint folders")
+    p.add_argument("--eval-subjects", type=int, default=30)
     p.add_argument("--minutes", type=float, default=90.0)
     p.add_argument("--max-steps", type=int, default=10 ** 9)
     p.add_argument("--size", type=int, default=64)
@@ -299,7 +337,11 @@ def main() -> None:
     p.add_argument("--ckpt-minutes", type=float, default=5.0)
     p.add_argument("--val-subjects", type=int, default=6)
     p.add_argument("--snapshots", type=int, nargs="*", default=[])
-    train(p.parse_args())
+    args = p.parse_args()
+    if args.export:
+        export(args)
+    else:
+        train(args)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ Public API (used by the service, the CLI and the bench)::
     avatar = reconstruct(model, images, masks, viewmats, Ks, transforms, template=None, iterations=3)
     # images N×H×W×3 in [0, 1], masks N×H×W, viewmats N×4×4 (world → camera, OpenCV), Ks N×3×3,
     # transforms J×4×4 (one pose for all views) or N×J×4×4, template V×3 → GoMAvatar
+    transforms, template = body_inputs(phenotype, pose)  # a person's pose and rest body, from anny
     # (repose it with avatar.gaussians(pose_transforms(rest, pose)) and render with render.render)
 """
 
@@ -38,8 +39,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .body import skin
+from .body import Phenotype, coarse_template, rest_body, skin
 from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
+from .pose import Pose, pose_transforms
 from .render import render
 from .visibility import vertex_visibility
 
@@ -306,3 +308,10 @@ def reconstruct(model: Reconstructor, images: torch.Tensor, masks: torch.Tensor,
     f = lambda x: torch.as_tensor(x, dtype=torch.float32)[None]  # noqa: E731
     views = Views(f(images), f(masks), f(viewmats), f(Ks), f(transforms), None if template is None else f(template))
     return model(views, n_iters=iterations)[-1][0]
+
+
+def body_inputs(phenotype: Phenotype | None, pose: Pose) -> tuple[torch.Tensor, torch.Tensor]:
+    """(J×4×4 skinning transforms of ``pose``, V×3 rest-pose coarse body) of an anny person with this
+    shape — the body inputs of :func:`reconstruct` (and the transforms to repose the avatar with)."""
+    rest = rest_body(phenotype)
+    return pose_transforms(rest, pose).float(), coarse_template().vertices(rest.vertices).float()
