@@ -209,24 +209,33 @@ def build(demo: gr.Blocks) -> None:
             layout_status = gr.Markdown(elem_id="l3d-layout-status")
             with gr.Row():
                 model = gr.Dropdown(list(MODEL_CHOICES), value=DEFAULT_MODEL, label="Model", elem_id="l3d-model")
-                seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed")
+                seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed",
+                                 info="Same seed, same layout, same settings → the same pictures.")
             with gr.Row():
-                steps = gr.Slider(2, 50, value=20, step=1, label="DDIM steps (paper: 20)", elem_id="l3d-steps")
-                guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="CFG (embedded 5; SD 7.5)")
+                steps = gr.Slider(2, 50, value=20, step=1, label="DDIM steps (paper: 20)", elem_id="l3d-steps",
+                                  info="How many denoising steps make each picture: fewer is faster, rougher.")
+                guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="CFG (embedded 5; SD 7.5)",
+                                     info="Classifier-free guidance: how strongly the picture follows the prompt.")
             method = gr.Radio([("Build-A-Scene (blending + DSA)", "bas"), ("MasaCtrl mutual attention", "masactrl"),
-                               ("Latent blending only", "blend")], value="bas", label="Stage method")
+                               ("Latent blending only", "blend")], value="bas", label="Stage method",
+                              info="How a new stage keeps the earlier objects: the paper's method or a baseline.")
             with gr.Accordion("Advanced (published defaults)", open=False):
                 blend = gr.Slider(0, 1, value=0.95, step=0.05,
-                                  label="Blended fraction of steps (published 0.9; embedded model 0.95)")
-                dsa_start = gr.Slider(0, 1, value=0.5, step=0.05, label="DSA from this fraction of the steps")
+                                  label="Blended fraction of steps (published 0.9; embedded model 0.95)",
+                                  info="For this share of the steps, everything outside the edited box is copied "
+                                       "from the previous stage (latent blending).")
+                dsa_start = gr.Slider(0, 1, value=0.5, step=0.05, label="DSA from this fraction of the steps",
+                                      info="Dynamic Self-Attention: from here on, the new object also looks at "
+                                           "the previous stage's objects, so it fits in with them.")
                 masking = gr.Radio([("multiplicative (published)", "multiply"), ("−inf (ablation)", "neg_inf")],
-                                   value="multiply", label="DSA key/value masking")
+                                   value="multiply", label="DSA key/value masking",
+                                   info="How DSA hides the parts of the previous stage the new object may not copy.")
             with gr.Row():
                 gen_btn = gr.Button("Generate", variant="primary", elem_id="l3d-generate")
                 next_btn = gr.Button("Next stage", variant="secondary", elem_id="l3d-next")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="l3d-stop")
-            preview = gr.Image(label="Step preview (x̂0)", type="numpy", height=120, interactive=False,
-                               elem_id="l3d-preview")
+            preview = gr.Image(label="Step preview (x̂0: the model's current guess of the final picture)",
+                               type="numpy", height=120, interactive=False, elem_id="l3d-preview")
         with gr.Column(scale=5):
             image = gr.Image(label="Scene", type="numpy", height=VIEW + 20, interactive=False, elem_id="l3d-image")
             show_masks = gr.Checkbox(False, label="Overlay object masks", elem_id="l3d-masks")
@@ -236,6 +245,11 @@ def build(demo: gr.Blocks) -> None:
             with gr.Row():
                 back_idx = gr.Number(-1, precision=0, visible=False, elem_id="l3d-back-idx")
                 back_btn = gr.Button("Go back to the selected stage", elem_id="l3d-back")
+            with gr.Group(visible=False, elem_id="l3d-back-confirm") as confirm_box:
+                confirm_md = gr.Markdown(elem_id="l3d-back-question")
+                with gr.Row():
+                    confirm_btn = gr.Button("Discard them and go back", variant="stop", elem_id="l3d-back-yes")
+                    cancel_btn = gr.Button("Keep them", elem_id="l3d-back-no")
             files = gr.File(label="Downloads: image, 16-bit depth, layout, stages", file_count="multiple",
                             elem_id="l3d-files")
             summary = gr.JSON(label="Stages (JSON)", elem_id="l3d-summary")
@@ -335,6 +349,22 @@ def build(demo: gr.Blocks) -> None:
         return evt.index
 
     @user_errors
+    def on_back_ask(idx, request: gr.Request):
+        """Going back discards the later stages: say which, and ask first."""
+        session = scenes().get(_key(request))
+        if session is None or not session.stages:
+            raise InputError("There is no scene yet.")
+        if idx is None or not 0 <= int(idx) < len(session.stages):
+            raise InputError("Select a stage in the history first.")
+        later = len(session.stages) - 1 - int(idx)
+        if later == 0:
+            raise InputError(f"Stage {int(idx)} is already the last stage.")
+        question = (f"Going back to stage {int(idx)} discards the {later} later stage(s) "
+                    f"({int(idx) + 1}–{len(session.stages) - 1}). Download stages.json first to keep them "
+                    "(Rebuild from stages.json brings them back). Discard them?")
+        return gr.update(visible=True), question
+
+    @user_errors
     def on_back(idx, masks_v, request: gr.Request):
         session = scenes().get(_key(request))
         if session is None or not session.stages:
@@ -343,7 +373,7 @@ def build(demo: gr.Blocks) -> None:
             raise InputError("Select a stage in the history first.")
         stage = session.go_back(int(idx))
         scenes().put(_key(request), session)
-        return layout_text(stage.layout.to_dict()), *show_scene(session, masks_v, None)
+        return layout_text(stage.layout.to_dict()), *show_scene(session, masks_v, None), gr.update(visible=False)
 
     @user_errors
     def on_masks(masks_v, request: gr.Request):
@@ -370,17 +400,24 @@ def build(demo: gr.Blocks) -> None:
                        concurrency_id="layout3d-edit")
     load_btn.upload(on_load, inputs=load_btn, outputs=layout_json, api_name="layout3d_load",
                     concurrency_id="layout3d-edit")
+    # Progress and an error show on the status line only: a bad input must not badge the scene, its
+    # history and its downloads with "Error" as if they were lost (they stay as they were).
     gen_btn.click(on_generate, inputs=[layout_json, model, seed, steps, guidance, method, blend, dsa_start, masking,
-                                       show_masks], outputs=outs, api_name="layout3d_generate", concurrency_id="gpu")
+                                       show_masks], outputs=outs, api_name="layout3d_generate", concurrency_id="gpu",
+                  show_progress_on=status)
     next_btn.click(on_next, inputs=[layout_json, show_masks], outputs=outs, api_name="layout3d_next_stage",
-                   concurrency_id="gpu")
+                   concurrency_id="gpu", show_progress_on=status)
     rebuild_btn.upload(on_rebuild, inputs=[rebuild_btn, show_masks], outputs=[*outs, layout_json],
-                       api_name="layout3d_rebuild", concurrency_id="gpu")
+                       api_name="layout3d_rebuild", concurrency_id="gpu", show_progress_on=status)
     history.select(on_select, outputs=back_idx, api_visibility="private", queue=False)
-    back_btn.click(on_back, inputs=[back_idx, show_masks], outputs=[layout_json, image, history, status, summary, files],
-                   api_name="layout3d_go_back", concurrency_id="layout3d-edit")
+    back_btn.click(on_back_ask, inputs=back_idx, outputs=[confirm_box, confirm_md], api_visibility="private",
+                   concurrency_id="layout3d-edit", show_progress_on=status)
+    confirm_btn.click(on_back, inputs=[back_idx, show_masks],
+                      outputs=[layout_json, image, history, status, summary, files, confirm_box],
+                      api_name="layout3d_go_back", concurrency_id="layout3d-edit", show_progress_on=status)
+    cancel_btn.click(lambda: gr.update(visible=False), outputs=confirm_box, api_visibility="private", queue=False)
     show_masks.change(on_masks, inputs=show_masks, outputs=image, api_name="layout3d_masks",
-                      concurrency_id="layout3d-edit")
+                      concurrency_id="layout3d-edit", show_progress="hidden")
     stop_btn.click(on_stop, outputs=status, api_name="layout3d_stop", queue=False)
     demo.load(on_layout, inputs=layout_json, outputs=[table, depth, layout_status, scene_prompt],
               api_visibility="private")

@@ -41,7 +41,7 @@ def test_generate_next_stage_and_go_back(client):
     moved["boxes"][1]["center"] = [0.35, 0.9, 0.35]
     _, _, history, status, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
     assert [s["kind"] for s in summary["stages"]][-1] == "move" and len(history) == 4
-    text, _, history, _, summary, _ = client.predict(2, False, api_name="/layout3d_go_back")
+    text, _, history, _, summary, _, *_ = client.predict(2, False, api_name="/layout3d_go_back")
     assert len(summary["stages"]) == 3 and json.loads(text)["boxes"][1]["center"][0] == 0.65
 
 

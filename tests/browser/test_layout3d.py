@@ -130,3 +130,34 @@ def test_editor_renders_only_on_change_and_colours_boxes_by_their_prompt(page):
     page.mouse.up()
     page.wait_for_timeout(300)
     assert page.evaluate(f"{root}.renderCount") > renders
+
+
+def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
+    open_tab(page)
+    set_json(page, {"scene_prompt": SCENE, "boxes": [
+        {"prompt": "a red cube", "center": [-0.3, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0}]})
+    steps = page.locator("#l3d-steps input[type=number]")
+    steps.fill("4")
+    steps.press("Enter")
+    page.locator("#l3d-generate").click()
+    expect(page.locator("#l3d-status")).to_contain_text("Stage 1: insert box 1", timeout=180_000)
+    expect(page.locator("#l3d-history img")).to_have_count(2)
+
+    page.locator("#l3d-next").click()  # nothing changed: a bad input
+    expect(page.get_by_text("Nothing changed").first).to_be_visible(timeout=60_000)
+    for output in ("#l3d-image", "#l3d-history", "#l3d-files", "#l3d-summary"):
+        expect(page.locator(output)).not_to_contain_text("Error")  # no error badge over valid outputs
+    expect(page.locator("#l3d-image img")).to_be_visible()
+    expect(page.locator("#l3d-history img")).to_have_count(2)
+    expect(page.locator('#l3d-files a[download="stages.json"]')).to_have_count(1)
+
+    page.locator("#l3d-history img").first.click()  # stage 0, the empty scene
+    page.locator("#l3d-back").click()
+    expect(page.locator("#l3d-back-question")).to_contain_text("discards the 1 later stage", timeout=30_000)
+    page.locator("#l3d-back-no").click()
+    expect(page.locator("#l3d-back-question")).to_be_hidden()
+    expect(page.locator("#l3d-history img")).to_have_count(2)  # nothing was discarded
+    page.locator("#l3d-back").click()
+    page.locator("#l3d-back-yes").click()
+    expect(page.locator("#l3d-history img")).to_have_count(1, timeout=30_000)
+    expect(page.locator("#l3d-status")).to_contain_text("Stage 0")
