@@ -259,7 +259,7 @@ def avalon_llm_win_rates(games: int, worlds: int, strategy, heuristic, seed: int
             play_avalon(game, {i: kinds[good if game.side(i) == "good" else evil](i) for i in range(5)})
             wins.append(float(game.winner == "good"))
         out[f"{good}-good vs {evil}-evil"] = (*ci95(wins), (time.perf_counter() - t0) / games)
-    return {"llm": llm.name, "rates": out}
+    return {"llm": llm.name, "rates": out, "speeches": speaker.said, "replaced_speeches": speaker.replaced}
 
 
 def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
@@ -341,15 +341,18 @@ def main(argv=None) -> int:
                   else "MCTS + hand-written baseline heuristic (no STRATEGIST run)")
 
     peer_sims = max(1, int(peer_sp * move_s))  # the same wall-clock time per move
-    best_agent, sandbox = strategy_agent(best_info["best_source"] if best_info else BASELINE_SOURCE,
-                                         simulations=10**9, seconds=move_s)
+    best_source = best_info["best_source"] if best_info else BASELINE_SOURCE
     play = {}
-    try:
-        play[best_label] = ci95(play_vs_openspiel(best_agent, n_cards, games, peer_sims, seed=1))
-    finally:
-        if sandbox is not None:
-            sandbox.close()
-    if best_info and sandbox is not None:
+    for opponent, label in (("learned", f"{best_label}, opponent model learned from its revealed bids"),
+                            ("searcher", f"{best_label}, no opponent model")):
+        agent, sandbox = strategy_agent(best_source, simulations=10**9, seconds=move_s, opponent=opponent)
+        try:  # one agent object for the whole match: the learned model keeps what earlier games revealed
+            play[label] = ci95(play_vs_openspiel(agent, n_cards, games, peer_sims, seed=1))
+        finally:
+            if sandbox is not None:
+                sandbox.close()
+    best_label = next(iter(play))
+    if best_source.strip() != BASELINE_SOURCE.strip():
         play["MCTS + baseline heuristic"] = ci95(play_vs_openspiel(MCTSAgent(simulations=10**9, seconds=move_s),
                                                                    n_cards, games, peer_sims, seed=1))
     for name, agent in (("greedy (bid the prize)", GreedyAgent()), ("random", RandomAgent())):
@@ -387,6 +390,8 @@ def main(argv=None) -> int:
         print()
         print(markdown_table([f"Avalon, 5 players, with discussion ({avalon_llm['llm']})", "good-side win rate",
                               "95% CI ±", "s / game"], [[k, *v] for k, v in avalon_llm["rates"].items()]))
+        print(f"LLM speeches: {avalon_llm['speeches']}, replaced because they leaked hidden information: "
+              f"{avalon_llm['replaced_speeches']}")
 
     good_vs_rule = avalon["strategist-good vs rule-evil"][0]
     evil_vs_rule = 1.0 - avalon["rule-good vs strategist-evil"][0]
@@ -410,8 +415,9 @@ def main(argv=None) -> int:
         "avalon_rule_vs_rule_good_win_rate": avalon["rule-good vs rule-evil"][0],
         "avalon": {k: {"good_win_rate": v[0], "ci95": v[1]} for k, v in avalon.items()},
         "avalon_with_llm_discussion": avalon_llm and {
-            "llm": avalon_llm["llm"], **{k: {"good_win_rate": v[0], "ci95": v[1], "seconds_per_game": v[2]}
-                                         for k, v in avalon_llm["rates"].items()}},
+            "llm": avalon_llm["llm"], "speeches": avalon_llm["speeches"],
+            "replaced_speeches": avalon_llm["replaced_speeches"],
+            **{k: {"good_win_rate": v[0], "ci95": v[1], "seconds_per_game": v[2]} for k, v in avalon_llm["rates"].items()}},
         "avalon_agents": ("search = determinized Monte-Carlo search over the belief with full rule-agent playouts "
                           "(backends/games/avalon/search.py); strategist = the same search scoring positions at the "
                           "end of the current quest with the best shipped Avalon STRATEGIST strategy's heuristic"),

@@ -16,6 +16,7 @@ import numpy as np
 
 from backends.games.gops import search as gs
 from backends.games.gops.game import GopsState
+from backends.games.gops.opponent import OpponentModel
 
 
 class Agent(ABC):
@@ -92,12 +93,20 @@ class MCTSAgent(Agent):
     (``"margin"``). Measured for the defaults (win/loss, c = 1): 66% ± 9% of 100 GOPS-13 games against
     OpenSpiel's MCTSBot at 50 ms a move (c = 0.2: 64% ± 7% of 200; margin, c = 0.5: 50% ± 18% of 30),
     and +0.10 ± 0.06 mean payoff against CFR's near-Nash GOPS-5 policy (c = 0.2: −0.08 ± 0.12).
+    ``opponent``: ``"searcher"`` (decoupled UCT for both sides: assumes a perfect searcher) or
+    ``"learned"``: the opponent's bids in the tree are sampled from an :class:`OpponentModel` fitted
+    online to every bid it has revealed to this agent (this game and earlier ones) — search then
+    best-responds to how this opponent actually plays.
     """
 
     def __init__(self, leaf: str | BatchHeuristic = "baseline", simulations: int = 300, seconds: float | None = None,
                  c: float = 1.0, rollouts: int = 1, batch: int = 32, objective: str = "win_loss", name: str = "mcts",
-                 capacity: int = 1 << 18):
+                 capacity: int = 1 << 18, opponent: str = "searcher"):
+        if opponent not in ("searcher", "learned"):
+            raise ValueError(f"opponent must be 'searcher' or 'learned', got {opponent!r}")
         self.leaf = leaf
+        self.opponent = opponent
+        self.opponent_model: OpponentModel | None = None
         self.simulations = simulations
         self.seconds = seconds
         self.c = c
@@ -109,7 +118,14 @@ class MCTSAgent(Agent):
         self._last: dict = {}
 
     def bid(self, state, player, rng):
+        start = time.perf_counter()  # learning from the revealed bids counts against the move's time
         n = state.config.num_cards
+        opp_w = np.zeros(0)
+        if self.opponent == "learned":
+            if self.opponent_model is None or self.opponent_model.n != n:
+                self.opponent_model = OpponentModel(n)
+            self.opponent_model.observe(state, 1 - player)
+            opp_w = self.opponent_model.weights
         limit = self.simulations if self.seconds is None else 10**12
         tree = gs.Tree(n, min(self.capacity, limit + 2))
         hands = [sum(1 << (c - 1) for c in state.hand(p)) for p in (0, 1)]
@@ -122,16 +138,16 @@ class MCTSAgent(Agent):
         kind = gs.LEAF_EXTERNAL if external else {"baseline": gs.LEAF_BASELINE, "rollout": gs.LEAF_ROLLOUT}[self.leaf]
         chunk = min(self.batch, max(1, limit // 4)) if external else 64  # small budgets: feedback between batches
         pend = _Pending(chunk, n)
-        start = time.perf_counter()
         sims = 0
         while True:
             k = min(chunk, limit - sims, tree.capacity - int(tree.count[0]))  # each simulation adds ≤ 1 node
-            if k <= 0 or self.seconds is not None and time.perf_counter() - start >= self.seconds:
+            if k <= 0 or sims and self.seconds is not None and time.perf_counter() - start >= self.seconds:
                 break
             pending = gs.search(tree.node_visits, tree.stat_n, tree.stat_w, tree.keys, tree.vals, tree.count, n,
                                 hands[0], hands[1], float(state.scores[0]), float(state.scores[1]), float(state.pot),
                                 int(state.prize or 0), unseen, order, state.config.tie_rule == "carry", k, kind,
-                                self.rollouts, self.c, self.win_loss, int(rng.integers(2**31)), *pend.arrays)
+                                self.rollouts, self.c, self.win_loss, int(rng.integers(2**31)), *pend.arrays,
+                                opp_w, 1 - player, n)
             if pending:
                 values = self._score_pending(state, pend, pending)
                 gs.backup(tree.stat_w, pend.path, pend.length, values, pending)

@@ -153,6 +153,38 @@ def _select(stat_n, stat_w, node_n, node, player, hand, n, c):
 
 
 @njit(cache=True)
+def _model_pick(w, hand, n, prize, prizes_left):
+    """A card drawn from an opponent model: a softmax over the cards in ``hand`` of ``w`` · features of
+    (card, prize, the prizes still to come) — see ``gops.opponent.FEATURES``."""
+    cards, m = _unpack(hand, n)
+    rest, k = _unpack(prizes_left | _bit(prize), n)
+    pr = 0.5
+    if m > 1:
+        for j in range(k):
+            if rest[j] == prize:
+                pr = j / (m - 1)
+    logits = np.empty(m)
+    top = -1e300
+    for i in range(m):
+        c = cards[i]
+        r = i / (m - 1) if m > 1 else 0.5
+        z = (w[0] * (c - prize) / n + w[1] * abs(c - prize) / n + w[2] * r + w[3] * (i == 0)
+             + w[4] * (i == m - 1) + w[5] * abs(r - pr) + w[6] * (r - pr))
+        logits[i] = z
+        top = max(top, z)
+    total = 0.0
+    for i in range(m):
+        logits[i] = np.exp(logits[i] - top)
+        total += logits[i]
+    u = np.random.random() * total
+    for i in range(m):
+        u -= logits[i]
+        if u <= 0:
+            return cards[i]
+    return cards[m - 1]
+
+
+@njit(cache=True)
 def _to_value(v0, v1, total, win_loss):
     d = v0 - v1
     if win_loss:
@@ -162,7 +194,8 @@ def _to_value(v0, v1, total, win_loss):
 
 @njit(cache=True)
 def search(node_visits, stat_n, stat_w, keys, vals, count, n, h0, h1, s0, s1, pot, prize, unseen, order, carry,
-           sims, leaf, rollouts, c, win_loss, seed, pend_path, pend_len, pend_state, pend_moves):
+           sims, leaf, rollouts, c, win_loss, seed, pend_path, pend_len, pend_state, pend_moves, opp_w, opp_player,
+           opp_depth):
     """Run ``sims`` simulations from the root. With ``LEAF_EXTERNAL`` every new node is left pending:
     its path (nodes and bids) goes into the ``pend_*`` arrays for the caller to score and back up with
     :func:`backup`; the return value is how many are pending (0 for the compiled leaves)."""
@@ -193,6 +226,11 @@ def search(node_visits, stat_n, stat_w, keys, vals, count, n, h0, h1, s0, s1, po
                 break
             c0 = _select(stat_n, stat_w, node_visits[node], node, 0, a, n, c)
             c1 = _select(stat_n, stat_w, node_visits[node], node, 1, b, n, c)
+            if opp_w.size and depth < opp_depth:  # the opponent as modelled, not as a searcher
+                if opp_player == 0:
+                    c0 = _model_pick(opp_w, a, n, p, deck_mask)
+                else:
+                    c1 = _model_pick(opp_w, b, n, p, deck_mask)
             path[depth, 0] = node
             path[depth, 1] = c0
             path[depth, 2] = c1
