@@ -58,8 +58,10 @@ def build(run_dir: gr.State) -> None:
             order = gr.Radio(["random", "descending", "ascending"], value="random", label="Prize order")
         with gr.Row():
             opponent = gr.Dropdown(list(OPPONENTS), value="mcts", label="Opponent", elem_id="gops-opponent",
-                                   info="mcts = MCTS with the hand-written value heuristic at the leaves; strategist "
-                                        "= MCTS with the best strategy of your Improve run (else the shipped run's)")
+                                   info="mcts = MCTS with the hand-written value heuristic at the leaves; mcts-learning "
+                                        "= the same, modelling how you bid from your revealed bids this game; "
+                                        "strategist = MCTS with the best strategy of your Improve run (else the "
+                                        "shipped run's)")
             sims = gr.Slider(100, 200_000, value=20_000, step=100, label="MCTS simulations per move",
                              info="≈1 M/s with the compiled heuristic; ≈50 k/s with an LLM-written one (sandboxed)")
             seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="gops-seed")

@@ -23,7 +23,7 @@ from backends.games.gops.selfplay import strategy_agent
 from backends.games.match_store import RESUME_KEY, MatchStore
 from backends.games.strategist.sandbox import SandboxError, check_source
 
-OPPONENTS = ("random", "greedy", "mcts", "strategist")
+OPPONENTS = ("random", "greedy", "mcts", "mcts-learning", "strategist")
 
 
 @dataclass
@@ -105,6 +105,8 @@ def make_agent(request: GopsMatchRequest) -> Agent:
         return GreedyAgent()
     if request.opponent == "mcts":
         return MCTSAgent(simulations=request.simulations)
+    if request.opponent == "mcts-learning":  # learns from the bids you revealed earlier in this game
+        return MCTSAgent(simulations=request.simulations, opponent="learned")
     return strategy_agent(request.strategy_source, reuse=True, simulations=request.simulations)[0]
 
 

@@ -20,16 +20,19 @@ from backends.games.gops.match import (
 )
 
 
-def test_a_person_plays_a_whole_game_against_mcts():
-    m = new_match(GopsMatchRequest(num_cards=5, opponent="mcts", simulations=50, seed=1))
+@pytest.mark.parametrize("opponent", ["mcts", "mcts-learning"])
+def test_a_person_plays_a_whole_game_against_mcts(opponent):
+    m = new_match(GopsMatchRequest(num_cards=5, opponent=opponent, simulations=50, seed=1))
     while not m.over:
         m = play_card(m, m.state.hand(0)[0])
     assert m.state.is_terminal and m.result and len(m.search) == 5
     assert all("visits" in s and s["simulations"] == 50 for s in m.search)
 
 
-def test_the_agent_bid_does_not_depend_on_the_persons_card():
-    start = new_match(GopsMatchRequest(num_cards=6, opponent="mcts", simulations=80, seed=3))
+@pytest.mark.parametrize("opponent", ["mcts", "mcts-learning"])
+def test_the_agent_bid_does_not_depend_on_the_persons_card(opponent):
+    start = new_match(GopsMatchRequest(num_cards=6, opponent=opponent, simulations=80, seed=3))
+    start = play_card(play_card(start, 6), 1)  # two revealed bids for the learning agent to model
     bids = {play_card(start, c).state.bids[-1][1] for c in start.state.hand(0)}
     assert len(bids) == 1
 
