@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -21,6 +22,7 @@ STATIC = Path(__file__).resolve().parents[1] / "static"
 WINDOW = 16  # frames per window; the key-frame stride sets the overlap (window − stride)
 RESOLUTIONS = [64, 128, 256]
 ACTION = "videodepth"
+_LOAD_LOCK = threading.Lock()
 
 VIEWER_HTML = """
 <div class="pc-root" id="vd-viewer-root">
@@ -57,7 +59,7 @@ def model_choices() -> list[tuple[str, str]]:
 
 
 def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, out_dir, resume=False):
-    from backends.videodepth.service import VideoDepthRequest
+    VideoDepthRequest = service().VideoDepthRequest  # noqa: N806
 
     if not file:
         raise InputError("Upload a video or an image first (or pick an example).")
@@ -70,11 +72,30 @@ def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline
                              seed=int(seed or 0), resume=resume)
 
 
+def service():
+    """The backend service module, imported on first use. diffusers' lazy imports are not thread-safe: when
+    another tab's handler imports it at the same moment, a name can be missing once — so retry briefly."""
+    import importlib
+    import time
+
+    for attempt in range(4):
+        try:
+            with _LOAD_LOCK:
+                importlib.import_module("backends.videodepth.loading")
+                return importlib.import_module("backends.videodepth.service")
+        except ImportError:
+            if attempt == 3:
+                raise
+            time.sleep(0.5)
+
+
 def _model(model_id: str):
+    service()
     from backends.common.device import select_device
     from backends.videodepth.loading import load_model
 
-    return load_model(model_id, str(select_device()))
+    with _LOAD_LOCK:
+        return load_model(model_id, str(select_device()))
 
 
 def _result_status(r) -> str:
@@ -158,16 +179,13 @@ def build(demo: gr.Blocks) -> None:
 
     @user_errors
     def on_estimate(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v):
-        from backends.videodepth.service import estimate_run
-
         if not file:
             return "Upload a video to see the time and memory a run takes."
         req = _request(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, ".")
-        return "**Before you run:** " + estimate_run(req, _model(model_id)).summary()
+        return "**Before you run:** " + service().estimate_run(req, _model(model_id)).summary()
 
     def _run(req, state, request, progress):
-        from backends.videodepth.service import estimate_depth, stopped_run
-
+        estimate_depth, stopped_run = service().estimate_depth, service().stopped_run
         token = CANCELS.start(request, ACTION)
         try:
             yield gr.update(), "Running…", *(gr.update(),) * 4, state
@@ -212,13 +230,12 @@ def build(demo: gr.Blocks) -> None:
 
     @user_errors
     def on_cloud(frame_v, state):
-        from backends.videodepth.service import PointCloudRequest, frame_point_cloud
-
+        svc = service()
         state = state or {}
         if not state.get("npz"):
             raise InputError("Run the depth estimation first; the point cloud shows a frame of a finished run.")
         req = state["request"]
-        cloud = frame_point_cloud(PointCloudRequest(req.input_path, Path(state["npz"]), int(frame_v or 0),
+        cloud = svc.frame_point_cloud(svc.PointCloudRequest(req.input_path, Path(state["npz"]), int(frame_v or 0),
                                                     new_output_dir("videodepth-ply")))
         run_dir = Path(state["npz"]).parent
         files = [str(run_dir / n) for n in ("depth_side_by_side.mp4", "depth_png16.zip", "disparity.npz")]
@@ -231,7 +248,8 @@ def build(demo: gr.Blocks) -> None:
     example.input(on_example, inputs=example, outputs=source, api_name="videodepth_example",
                   concurrency_id="videodepth-light")
     gr.on([source.change, *(c.change for c in settings)], on_estimate, inputs=[source, *settings], outputs=estimate,
-          api_name="videodepth_estimate", concurrency_id="videodepth-light", trigger_mode="always_last")
+          api_name="videodepth_estimate", concurrency_id="videodepth-estimate", concurrency_limit=1,
+          trigger_mode="always_last")
     run.click(on_run, inputs=[source, *settings, run_state], outputs=outs, api_name="videodepth_run",
               concurrency_id="gpu")
     resume.click(on_resume, inputs=run_state, outputs=outs, api_name="videodepth_resume", concurrency_id="gpu")

@@ -59,9 +59,9 @@ export function mount(root) {
     const size = Math.max(0.004, sphere.radius / Math.sqrt(data.count) * 1.6);
     cloud = new THREE.Points(geometry, new THREE.PointsMaterial({ size, vertexColors: true }));
     scene.add(cloud);
-    camera.position.set(0, 0, 0.0);  // where the video's camera was
+    // start a little to the side of the video's camera (the origin), so the depth is seen at once
     controls.target.copy(sphere.center);
-    camera.position.set(0, 0.2 * sphere.radius, 0.0);
+    camera.position.set(0.9 * sphere.radius, 0.5 * sphere.radius, 0.2 * sphere.radius);
     controls.update();
     statusEl.textContent = `${data.title}: ${data.count} points · drag to orbit, scroll to zoom`;
     where.dataset.points = String(data.count);
