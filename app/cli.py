@@ -24,6 +24,8 @@ CAPABILITY_COMMANDS: list[tuple[str, str, str]] = [
     ("counterfactual", "RCSB counterfactuals for an image or a folder (files out)", "backends.counterfactual.cli"),
     ("textedit", "Text in Image: generate, localize text layers, edit, protect, LoRA fine-tune (files out)",
      "backends.textedit.cli"),
+    ("avatar", "LIFe-GoM avatars: reconstruct from views, render novel views/poses/videos, export (files out)",
+     "backends.avatar.cli"),
     ("videodepth", "Depth Any Video: depth of a video, image or folder of frames (mp4, 16-bit PNGs, npz)",
      "backends.videodepth.cli"),
     ("games", "GOPS self-play, tournaments and STRATEGIST improvement runs", "backends.games.cli"),

@@ -16,6 +16,7 @@ machine); ``warm_up`` does that ahead of the user's first render.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import torch
 from numba import njit, prange
@@ -24,6 +25,8 @@ from .gom import Gaussians
 from .render import ALPHA_MAX, ALPHA_MIN, EPS2D, T_MIN, Render
 
 TILE = 16
+# the OpenMP / workqueue layers need nothing more; numba's default tries TBB first and warns about its version
+numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
 
 
 @njit(cache=True, parallel=True)

@@ -1,0 +1,153 @@
+"""``iclr25-studio avatar``: reconstruct, render and export avatars from the command line (files out).
+
+    iclr25-studio avatar example --subject 3 --views 3 --out ex/          # an upload example (PNGs + cameras.json)
+    iclr25-studio avatar reconstruct --subject 3 --out av/                # a synthetic subject → av/avatar.safetensors …
+    iclr25-studio avatar reconstruct --upload ex/cameras.json --out av/   # your views (images/masks beside the JSON)
+    iclr25-studio avatar render --avatar av/avatar.safetensors --preset walking --size 512 --out r/
+    iclr25-studio avatar render --avatar av/avatar.safetensors --video turntable --frames 48 --out r/
+    iclr25-studio avatar render --avatar av/avatar.safetensors --measure-fps --size 512
+
+Each prints one JSON line with the numbers (times, PSNR against the ground truth for synthetic subjects,
+render FPS) and writes the files of ``outputs.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from backends.common.errors import InputError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="avatar_action", required=True)
+    ex = sub.add_parser("example", help="write an upload example (images, masks, cameras.json) of a synthetic subject")
+    ex.add_argument("--subject", type=int, default=0)
+    ex.add_argument("--views", type=int, default=3)
+    ex.add_argument("--size", type=int, default=128)
+    ex.add_argument("--out", type=Path, required=True)
+    rec = sub.add_parser("reconstruct", help="views → an animatable avatar (ply, mesh, avatar.safetensors)")
+    src = rec.add_mutually_exclusive_group(required=True)
+    src.add_argument("--subject", type=int, help="a synthetic subject number (ray-cast on the fly)")
+    src.add_argument("--upload", type=Path, help="a cameras JSON file; its images and masks lie beside it")
+    rec.add_argument("--views", type=int, default=3, help="views of a synthetic subject (1-5)")
+    rec.add_argument("--iterations", type=int, default=3, help="feedback iterations (paper: 3)")
+    rec.add_argument("--model", default="avatar-embedded", help="avatar-embedded or a checkpoint folder")
+    rec.add_argument("--out", type=Path, required=True)
+    ren = sub.add_parser("render", help="render a saved avatar: a novel view, a video, or an FPS measurement")
+    ren.add_argument("--avatar", type=Path, required=True, help="an avatar.safetensors written by reconstruct")
+    ren.add_argument("--preset", help="a pose preset (A-pose, T-pose, walking, waving, sitting, arms up)")
+    ren.add_argument("--pose", help='pose sliders as JSON, e.g. \'{"arm_raise_r": 150}\'')
+    ren.add_argument("--azimuth", type=float, default=0.0)
+    ren.add_argument("--height", type=float, default=0.1)
+    ren.add_argument("--size", type=int, default=512)
+    ren.add_argument("--renderer", default="auto", choices=["auto", "fast", "torch", "gsplat"])
+    ren.add_argument("--video", choices=["turntable", "animation"])
+    ren.add_argument("--frames", type=int, default=48)
+    ren.add_argument("--measure-fps", action="store_true", dest="measure_fps",
+                     help="render the avatar repeatedly at --size and print the FPS (no files)")
+    ren.add_argument("--seconds", type=float, default=3.0, help="how long --measure-fps renders")
+    ren.add_argument("--out", type=Path)
+
+
+def _pose(args):
+    from .pose import Pose, preset
+
+    if args.preset and args.pose:
+        raise InputError("Give --preset or --pose, not both.")
+    if args.preset:
+        return preset(args.preset)
+    if args.pose:
+        try:
+            return Pose.from_dict(json.loads(args.pose))
+        except json.JSONDecodeError:
+            raise InputError("--pose must be a JSON object of pose sliders in degrees.") from None
+    return Pose()
+
+
+def _read_upload(spec_path: Path):
+    from backends.common.imageio import to_rgb_array
+
+    from .uploads import parse_spec, parse_upload
+
+    try:
+        text = spec_path.read_text()
+    except (OSError, UnicodeDecodeError):
+        raise InputError(f"Cannot read the cameras file {spec_path.name}.") from None
+    spec = parse_spec(text)
+    folder = spec_path.parent
+    images, masks = {}, {}
+    for i, view in enumerate(spec["views"]):
+        for key, store in (("image", images), ("mask", masks)):
+            name = Path(str(view.get(key, ""))).name
+            if not name or not (folder / name).is_file():
+                raise InputError(f"views[{i}].{key} '{name}' was not found beside {spec_path.name}.")
+            store[name] = to_rgb_array(str(folder / name))
+    return parse_upload(text, images, masks)
+
+
+def _progress(fraction: float, message: str) -> None:
+    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from backends.common.progress import run_to_result
+
+    from . import outputs, service
+
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if args.avatar_action == "example":
+        paths = outputs.write_example(args.subject, args.views, args.size, args.out)
+        print(json.dumps({"files": sorted(p.name for p in paths.values())}))
+        return 0
+    if args.avatar_action == "reconstruct":
+        upload = _read_upload(args.upload) if args.upload else None
+        req = service.ReconstructRequest(subject=args.subject, upload=upload, n_views=args.views,
+                                         iterations=args.iterations, model=args.model)
+        result = run_to_result(service.reconstruct(req), _progress)
+        paths = outputs.write_avatar(result, result.input_pose, args.out)
+        print(json.dumps({**result.card(), "files": sorted(p.name for p in paths.values())}))
+        return 0
+    result = outputs.load_avatar(args.avatar)
+    pose = _pose(args)
+    if args.measure_fps:
+        return _measure_fps(result, pose, args)
+    if args.out is None:
+        raise InputError("--out is needed to write the render.")
+    if args.video:
+        vreq = service.VideoRequest(kind=args.video, pose=pose, azimuth_deg=args.azimuth, frames=args.frames,
+                                    size=args.size)
+        v = run_to_result(service.video(result, vreq, args.out), _progress)
+        print(json.dumps({"video": v.path.name, "frames": v.frames, "seconds": round(v.seconds, 2),
+                          "mean_render_ms": round(v.mean_render_ms, 1)}))
+        return 0
+    from backends.common.imageio import save_png
+
+    r = service.render_novel(result, service.RenderRequest(pose=pose, azimuth_deg=args.azimuth, height=args.height,
+                                                           size=args.size, backend=args.renderer))
+    args.out.mkdir(parents=True, exist_ok=True)
+    files = [save_png(r.image, args.out / "render.png").name]
+    if r.ground_truth is not None:
+        files.append(save_png(r.ground_truth, args.out / "ground_truth.png").name)
+    print(json.dumps({"render_ms": round(r.render_ms, 1), "renderer": r.renderer, "psnr": r.psnr, "files": files}))
+    return 0
+
+
+def _measure_fps(result, pose, args) -> int:
+    """Frames per second of the renderer alone (the avatar posed once), after one warm-up frame."""
+    from . import service
+
+    camera = service.orbit_camera(args.azimuth, args.height, 3.0, args.size)
+    service.render_frame(result, pose, camera, args.size, (1.0, 1.0, 1.0), args.renderer)  # compile / warm up
+    times, start = [], time.perf_counter()
+    while time.perf_counter() - start < args.seconds or len(times) < 3:
+        times.append(service.render_frame(result, pose, camera, args.size, (1.0, 1.0, 1.0), args.renderer)[2])
+    med = sorted(times)[len(times) // 2]
+    print(json.dumps({"size": args.size, "gaussians": result.n_gaussians, "frames": len(times),
+                      "median_ms": round(med, 1), "fps": round(1000 / med, 1), "renderer": args.renderer}))
+    return 0

@@ -1,0 +1,166 @@
+"""Raw outputs of an avatar, written the same way by the tab and the CLI, and read back.
+
+- ``gaussians.ply``: the posed Gaussians in the standard 3DGS layout (x y z nx ny nz f_dc_0..2 opacity
+  scale_0..2 rot_0..3; SH degree 0, so no f_rest) — opens in common splat viewers;
+- ``mesh.obj`` / ``mesh.ply``: the posed rendering mesh with per-vertex colours;
+- ``avatar.safetensors``: everything to reload and re-pose the avatar (coarse mesh, skinning weights,
+  per-face Gaussian parameters, the skeleton), with its card as metadata;
+- ``card.json``: how it was made; ``input_N.png``: the views the model saw;
+- ``write_example``: an upload example (images, masks and the cameras JSON) from a synthetic subject.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from backends.common.errors import InputError
+from backends.common.imageio import save_png
+
+from .body import Phenotype
+from .gom import FaceParams, GoMAvatar, subdivide
+from .pose import Pose
+from .service import AvatarResult, Skeleton
+
+FORMAT = "iclr25-studio avatar v1"
+
+
+def face_colours(avatar: GoMAvatar) -> np.ndarray:
+    return avatar.params.rgb.detach().clamp(0, 1).cpu().numpy()
+
+
+def vertex_colours(avatar: GoMAvatar) -> np.ndarray:
+    """Each fine vertex's colour: the mean of its faces' Gaussian colours (Vf×3 in [0, 1])."""
+    faces = avatar.subdivision.faces
+    rgb = face_colours(avatar)
+    total = np.zeros((avatar.subdivision.n_fine_vertices, 3))
+    count = np.zeros(avatar.subdivision.n_fine_vertices)
+    for k in range(3):
+        np.add.at(total, faces[:, k], rgb)
+        np.add.at(count, faces[:, k], 1)
+    return (total / np.maximum(count, 1)[:, None]).astype(np.float32)
+
+
+def posed_mesh(result: AvatarResult, pose: Pose) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertices Vf×3, faces F×3, colours Vf×3) of the rendering mesh in ``pose``."""
+    with torch.no_grad():
+        v = result.avatar.posed_fine_vertices(result.skeleton.transforms(pose)).cpu().numpy()
+    return v.astype(np.float32), result.avatar.subdivision.faces, vertex_colours(result.avatar)
+
+
+def obj_text(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray) -> str:
+    """Wavefront OBJ with per-vertex colours (the common ``v x y z r g b`` extension)."""
+    lines = ["# LIFe-GoM avatar mesh (iclr25-studio); metres, z up"]
+    lines += [f"v {x:.5f} {y:.5f} {z:.5f} {r:.4f} {g:.4f} {b:.4f}" for (x, y, z), (r, g, b) in zip(vertices, colours, strict=True)]
+    lines += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces]
+    return "\n".join(lines) + "\n"
+
+
+def mesh_ply_bytes(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray) -> bytes:
+    header = ("ply\nformat binary_little_endian 1.0\n"
+              f"element vertex {len(vertices)}\nproperty float x\nproperty float y\nproperty float z\n"
+              "property uchar red\nproperty uchar green\nproperty uchar blue\n"
+              f"element face {len(faces)}\nproperty list uchar int vertex_indices\nend_header\n")
+    vert = np.zeros(len(vertices), dtype=[("p", "<f4", 3), ("c", "u1", 3)])
+    vert["p"] = vertices
+    vert["c"] = np.clip(np.round(colours * 255), 0, 255)
+    face = np.zeros(len(faces), dtype=[("n", "u1"), ("i", "<i4", 3)])
+    face["n"] = 3
+    face["i"] = faces
+    return header.encode("ascii") + vert.tobytes() + face.tobytes()
+
+
+def save_avatar(result: AvatarResult, path: Path) -> Path:
+    from safetensors.torch import save_file
+
+    a, s = result.avatar, result.skeleton
+    tensors = {
+        "coarse_xyz": a.coarse_xyz, "lbs_weights": a.lbs_weights,
+        "coarse_faces": torch.from_numpy(np.asarray(a.subdivision.coarse_faces, np.int64)),
+        "rgb": a.params.rgb, "so3": a.params.so3, "scale": a.params.scale, "offset": a.params.offset,
+        "bone_heads": torch.from_numpy(np.asarray(s.heads, np.float64)),
+        "bone_parents": torch.tensor(s.parents, dtype=torch.int64),
+    }
+    meta = {"format": FORMAT, "levels": str(a.subdivision.levels), "bone_labels": json.dumps(s.labels),
+            "card": json.dumps(result.card())}
+    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path), metadata=meta)
+    return Path(path)
+
+
+def load_avatar(path: str | Path) -> AvatarResult:
+    """An ``avatar.safetensors`` back into an AvatarResult (re-posable and renderable; no input views)."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), "pt") as f:
+            meta = f.metadata() or {}
+            t = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 — safe_open has no items()
+    except (SafetensorError, OSError, ValueError):
+        raise InputError("That file is not an avatar (.safetensors) this suite wrote.") from None
+    if meta.get("format") != FORMAT:
+        raise InputError("That .safetensors file is not an avatar of this suite (no avatar format tag).")
+    try:
+        card = json.loads(meta["card"])
+        levels = int(meta["levels"])
+        labels = json.loads(meta["bone_labels"])
+        faces = t["coarse_faces"].numpy()
+        sub = subdivide(faces, len(t["coarse_xyz"]), levels)
+        avatar = GoMAvatar(t["coarse_xyz"], t["lbs_weights"], sub, FaceParams(t["rgb"], t["so3"], t["scale"], t["offset"]))
+        skeleton = Skeleton(t["bone_heads"].numpy(), [int(p) for p in t["bone_parents"]], labels)
+        pose = Pose.from_dict(card["input_pose"])
+        phenotype = Phenotype(**card["body"])
+    except (KeyError, ValueError, TypeError, json.JSONDecodeError):
+        raise InputError("That avatar file is incomplete or damaged.") from None
+    if len(avatar.params.rgb) != len(sub.faces):
+        raise InputError("That avatar file is damaged: its Gaussians do not match its mesh.")
+    return AvatarResult(avatar, skeleton, phenotype, pose, [], float(card.get("reconstruction_s", 0.0)),
+                        int(card.get("iterations", 0)), str(card.get("model", "?")), str(card.get("device", "?")),
+                        str(card.get("source", "a saved avatar")), card.get("subject_seed"))
+
+
+def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:
+    """All raw outputs of an avatar in ``pose`` into ``out_dir``; returns their paths by kind."""
+    from .export import ply_bytes
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        g = result.avatar.gaussians(result.skeleton.transforms(pose))
+    paths = {"gaussians": out / "gaussians.ply", "mesh_obj": out / "mesh.obj", "mesh_ply": out / "mesh.ply",
+             "avatar": out / "avatar.safetensors", "card": out / "card.json"}
+    paths["gaussians"].write_bytes(ply_bytes(g))
+    v, f, c = posed_mesh(result, pose)
+    paths["mesh_obj"].write_text(obj_text(v, f, c))
+    paths["mesh_ply"].write_bytes(mesh_ply_bytes(v, f, c))
+    save_avatar(result, paths["avatar"])
+    paths["card"].write_text(json.dumps({**result.card(), "exported_pose": pose.as_dict()}, indent=2) + "\n")
+    for i, image in enumerate(result.inputs):
+        paths[f"input_{i}"] = save_png(image, out / f"input_{i}.png")
+    return paths
+
+
+def write_example(subject: int, n_views: int, size: int, out_dir: str | Path) -> dict[str, Path]:
+    """An upload example: ``n_views`` ray-cast views of synthetic subject ``subject`` (images, masks)
+    and their ``cameras.json`` — the files the tab's upload and ``avatar reconstruct --upload`` take."""
+    from .data import sample_subject
+    from .service import SUBJECT_SEED0
+    from .uploads import example_spec
+
+    if not 1 <= n_views <= 5:
+        raise InputError(f"An upload example has 1 to 5 views, not {n_views}.")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    sample = sample_subject(SUBJECT_SEED0 + subject, n_views, size)
+    names = [f"view{i}" for i in range(n_views)]
+    paths: dict[str, Path] = {}
+    for name, view in zip(names, sample.views, strict=True):
+        paths[name] = save_png(np.round(view.rgb * 255).astype(np.uint8), out / f"{name}.png")
+        paths[f"{name}_mask"] = save_png((view.mask > 0.5).astype(np.uint8) * 255, out / f"{name}_mask.png")
+    spec = example_spec([v.camera.extrinsics for v in sample.views], [v.camera.intrinsics for v in sample.views],
+                        sample.views[0].pose, sample.subject.phenotype, names)
+    paths["cameras"] = out / "cameras.json"
+    paths["cameras"].write_text(json.dumps(spec, indent=1) + "\n")
+    return paths

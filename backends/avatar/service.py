@@ -1,0 +1,384 @@
+"""The Avatar actions, one typed request → one typed result, shared by the tab, the API, the CLI and tests.
+
+- ``reconstruct``: a synthetic subject (ray-cast on the fly, a held-out seed) or the user's uploaded
+  views → an animatable Gaussians-on-Mesh avatar (LIFe-GoM's feed-forward pass with feedback
+  iterations); a generator of progress events, stoppable between iterations;
+- ``render_novel``: the avatar in any pose from any orbit camera at a chosen resolution (the compiled
+  CPU tile renderer; gsplat on CUDA), with the ground truth beside it for synthetic subjects;
+- ``turntable`` / ``animation``: H.264 videos (the camera circles; the pose moves through the presets).
+
+An avatar carries its own skeleton (bone heads and parents), so it re-poses without the body model.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from backends.common.errors import InputError
+from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+
+from .body import Phenotype, forward_kinematics
+from .gom import GoMAvatar
+from .pose import PRESETS, Pose, pose_rotations, yaw_transform
+
+EMBEDDED_MODEL = "avatar-embedded"
+SUBJECT_SEED0 = 2_000_000  # the tab's subjects: outside the training (0…) and evaluation (1,000,000…) seeds
+MAX_RENDER_SIZE = 1024
+MAX_VIDEO_SIZE = 512
+MAX_VIDEO_FRAMES = 240
+RENDER_LEVELS = 2  # subdivisions of the rendering mesh at inference (the paper: 2; training: 1)
+
+
+# --- the avatar's skeleton: posing without the body model ------------------------------------------
+
+@dataclass
+class Skeleton:
+    """Rest bone heads, parents and names: what pose sliders need to make skinning transforms."""
+
+    heads: np.ndarray  # J×3
+    parents: list[int]
+    labels: list[str]
+
+    def transforms(self, pose: Pose) -> torch.Tensor:
+        """J×4×4 rest → posed transforms (float32), exactly as ``pose.pose_transforms`` makes them."""
+        index = {label: j for j, label in enumerate(self.labels)}
+        deltas = {k: torch.from_numpy(v) for k, v in pose_rotations(lambda b: self.heads[index[b]], pose).items()}
+        return forward_kinematics(torch.from_numpy(self.heads), self.parents, self.labels, deltas,
+                                  yaw_transform(pose.yaw, self.heads[0])).float()
+
+    @staticmethod
+    def of_body(rest) -> Skeleton:
+        from .body import body_model
+
+        model = body_model()
+        return Skeleton(rest.bone_heads.numpy().astype(np.float64), [int(p) for p in model.bone_parents],
+                        list(model.bone_labels))
+
+
+# --- requests and results ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReconstructRequest:
+    """A synthetic subject (``subject``: 0, 1, 2, … → held-out seeds) or ``upload`` (checked views)."""
+
+    subject: int | None = 0
+    upload: object | None = None  # uploads.UploadedViews
+    n_views: int = 3
+    iterations: int = 3
+    model: str = EMBEDDED_MODEL
+    levels: int = RENDER_LEVELS
+
+    def validate(self) -> None:
+        if (self.subject is None) == (self.upload is None):
+            raise InputError("Choose either a synthetic subject or uploaded views, not both (nor neither).")
+        if self.subject is not None and not (isinstance(self.subject, int) and 0 <= self.subject < 1_000_000):
+            raise InputError(f"The subject number must be between 0 and 999999, not {self.subject!r}.")
+        if not 1 <= self.n_views <= 5:
+            raise InputError(f"The avatar is reconstructed from 1 to 5 views, not {self.n_views}.")
+        if not 1 <= self.iterations <= 5:
+            raise InputError(f"Feedback iterations must be 1 to 5 (the paper uses 3), not {self.iterations}.")
+        if not 0 <= self.levels <= 3:
+            raise InputError(f"Subdivision levels must be 0 to 3, not {self.levels}.")
+        if self.model != EMBEDDED_MODEL and not Path(self.model).is_dir():
+            raise InputError(f"Unknown avatar model {self.model!r}: use {EMBEDDED_MODEL!r} or a checkpoint folder.")
+
+
+@dataclass
+class AvatarResult:
+    avatar: GoMAvatar
+    skeleton: Skeleton
+    phenotype: Phenotype
+    input_pose: Pose
+    inputs: list[np.ndarray]  # the input views as uint8 images (what the model saw)
+    seconds: float  # the reconstruction (feed-forward) time, without data preparation
+    iterations: int
+    model: str
+    device: str
+    source: str  # "synthetic subject N" or "upload (k views)"
+    subject_seed: int | None = None  # synthetic subjects: their seed (to ray-cast the ground truth)
+    input_cameras: list = field(default_factory=list)  # (viewmat, K) per input view
+
+    @property
+    def n_gaussians(self) -> int:
+        return len(self.avatar.subdivision.faces)
+
+    def card(self) -> dict:
+        """What reproduces this avatar (no pixels, no server paths)."""
+        return {"model": self.model, "device": self.device, "source": self.source, "subject_seed": self.subject_seed,
+                "views": len(self.inputs), "iterations": self.iterations, "levels": self.avatar.subdivision.levels,
+                "gaussians": self.n_gaussians, "reconstruction_s": round(self.seconds, 3),
+                "input_pose": self.input_pose.as_dict(), "body": self.phenotype.as_dict()}
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    pose: Pose = field(default_factory=Pose)
+    azimuth_deg: float = 0.0  # 0 = in front of the person, 90 = at their left
+    height: float = 0.1  # camera height above the body's centre, metres
+    distance: float = 3.0
+    size: int = 512
+    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    backend: str = "auto"  # auto: gsplat on CUDA, else the compiled CPU tile renderer; or fast / torch
+    ground_truth: bool = True  # synthetic subjects: ray-cast the true person beside the render
+
+    def validate(self) -> None:
+        if not 16 <= self.size <= MAX_RENDER_SIZE:
+            raise InputError(f"Render size must be 16 to {MAX_RENDER_SIZE} pixels, not {self.size}.")
+        if not 1.0 <= self.distance <= 10.0:
+            raise InputError(f"Camera distance must be 1 to 10 metres, not {self.distance}.")
+        if not -2.0 <= self.height <= 3.0:
+            raise InputError(f"Camera height must be -2 to 3 metres, not {self.height}.")
+        if self.backend not in ("auto", "fast", "torch", "gsplat"):
+            raise InputError(f"Unknown renderer {self.backend!r}: auto, fast, torch or gsplat.")
+        if len(self.background) != 3 or not all(0.0 <= c <= 1.0 for c in self.background):
+            raise InputError("The background is three numbers between 0 and 1.")
+
+
+@dataclass
+class RenderResult:
+    image: np.ndarray  # H×W×3 uint8
+    alpha: np.ndarray  # H×W float32
+    ground_truth: np.ndarray | None  # H×W×3 uint8 (synthetic subjects), the independent ray-cast render
+    psnr: float | None  # against the ground truth, inside the person's box
+    render_ms: float
+    renderer: str
+    request: RenderRequest
+
+
+@dataclass(frozen=True)
+class VideoRequest:
+    kind: str = "turntable"  # turntable: the camera circles; animation: the pose moves through the presets
+    pose: Pose = field(default_factory=Pose)  # the turntable's pose (animation: its camera azimuth below)
+    azimuth_deg: float = 0.0
+    frames: int = 48
+    size: int = 256
+    fps: float = 24.0
+    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+    def validate(self) -> None:
+        if self.kind not in ("turntable", "animation"):
+            raise InputError(f"Unknown video kind {self.kind!r}: turntable or animation.")
+        if not 2 <= self.frames <= MAX_VIDEO_FRAMES:
+            raise InputError(f"A video has 2 to {MAX_VIDEO_FRAMES} frames, not {self.frames}.")
+        if not 32 <= self.size <= MAX_VIDEO_SIZE:
+            raise InputError(f"Video size must be 32 to {MAX_VIDEO_SIZE} pixels, not {self.size}.")
+        if not 1 <= self.fps <= 60:
+            raise InputError(f"Video frame rate must be 1 to 60, not {self.fps}.")
+
+
+@dataclass
+class VideoResult:
+    path: Path
+    frames: int
+    seconds: float
+    mean_render_ms: float
+    request: VideoRequest
+
+
+# --- the model, loaded once per process -----------------------------------------------------------
+
+_lock = threading.Lock()
+_models: dict[tuple[str, int], object] = {}
+
+
+def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS):
+    """The reconstructor (the embedded checkpoint through the registry, or a checkpoint folder), cached."""
+    from .network import load_reconstructor
+
+    key = (name, levels)
+    with _lock:
+        if key not in _models:
+            from .render_fast import warm_up
+
+            _models[key] = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
+            warm_up()  # the tile renderer's kernels load (or compile, once per machine) with the model
+        return _models[key]
+
+
+def model_ready(name: str = EMBEDDED_MODEL) -> bool:
+    """True when the model's files are present (nothing is loaded)."""
+    if name != EMBEDDED_MODEL:
+        return Path(name, "model.safetensors").is_file()
+    from backends.common.registry import default_registry, model_status
+
+    try:
+        return model_status(default_registry().get(name)).present
+    except KeyError:
+        return False
+
+
+# --- reconstruction -------------------------------------------------------------------------------
+
+def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | AvatarResult]:
+    """Views → avatar. Yields progress, then the AvatarResult; ``cancel`` stops it between iterations."""
+    from . import body
+    from .network import Views
+
+    req.validate()
+    cancel = cancel or CancelToken()
+    yield ProgressEvent(0.02, "loading the reconstructor")
+    model = load_model(req.model, req.levels)
+    size = int(model.config.image_size)
+    cancel.raise_if_cancelled()
+    if req.subject is not None:
+        from .data import sample_subject
+
+        yield ProgressEvent(0.1, f"ray-casting {req.n_views} views of synthetic subject {req.subject}")
+        seed = SUBJECT_SEED0 + req.subject
+        sample = sample_subject(seed, req.n_views, size)
+        phenotype, pose = sample.subject.phenotype, sample.views[0].pose
+        images = np.stack([v.rgb for v in sample.views]).astype(np.float32)
+        masks = np.stack([v.mask for v in sample.views]).astype(np.float32)
+        viewmats = np.stack([v.camera.extrinsics for v in sample.views])
+        ks = np.stack([v.camera.intrinsics for v in sample.views])
+        source = f"synthetic subject {req.subject}"
+    else:
+        from .uploads import resize_views
+
+        seed = None
+        up = resize_views(req.upload, size)
+        phenotype, pose = up.phenotype, up.pose
+        images, masks, viewmats, ks = up.images * up.masks[..., None], up.masks, up.viewmats, up.Ks
+        source = f"upload ({len(images)} view{'s' if len(images) != 1 else ''})"
+    cancel.raise_if_cancelled()
+    yield ProgressEvent(0.25, "building the body template")
+    rest = body.rest_body(phenotype)
+    skeleton = Skeleton.of_body(rest)
+    template = body.coarse_template().vertices(rest.vertices).float()
+    transforms = skeleton.transforms(pose)
+    n = len(images)
+    f = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32)[None]  # noqa: E731
+    views = Views(f(images), f(masks), f(viewmats), f(ks), f(transforms)[:, None].expand(1, n, -1, -1, -1),
+                  template[None])
+    yield ProgressEvent(0.3, f"reconstructing from {n} view(s), {req.iterations} feedback iteration(s)")
+
+    def work(report):
+        done = [0]
+
+        def visibility(*args, **kwargs):  # called once per feedback iteration: where to report (and stop)
+            from .visibility import vertex_visibility
+
+            done[0] += 1
+            report(ProgressEvent(0.3 + 0.65 * (done[0] - 1) / req.iterations,
+                                 f"feedback iteration {done[0]}/{req.iterations}"))
+            return vertex_visibility(*args, **kwargs)
+
+        start = time.perf_counter()
+        with torch.no_grad():
+            out = model(views, n_iters=req.iterations, visibility=visibility)[-1][0]
+        return out, time.perf_counter() - start
+
+    for item in stream_reports(work, cancel):
+        if isinstance(item, ProgressEvent):
+            yield item
+        else:
+            avatar, seconds = item
+    avatar = GoMAvatar(avatar.coarse_xyz.detach(), avatar.lbs_weights.detach(), avatar.subdivision,
+                       type(avatar.params)(*(t.detach() for t in (avatar.params.rgb, avatar.params.so3,
+                                                                   avatar.params.scale, avatar.params.offset))))
+    yield ProgressEvent(1.0, f"done in {seconds:.2f} s")
+    yield AvatarResult(avatar, skeleton, phenotype, pose, [np.round(im * 255).astype(np.uint8) for im in images],
+                       seconds, req.iterations, req.model if req.model == EMBEDDED_MODEL else Path(req.model).name,
+                       "cpu", source, seed, [(e, k) for e, k in zip(viewmats, ks, strict=True)])
+
+
+# --- rendering ------------------------------------------------------------------------------------
+
+def orbit_camera(azimuth_deg: float, height: float, distance: float, size: int):
+    from .data import camera_ring
+
+    return camera_ring(1, size, radius=distance, height=height, start_deg=azimuth_deg)[0]
+
+
+def render_frame(result: AvatarResult, pose: Pose, camera, size: int, background, backend: str):
+    """(uint8 image, alpha, milliseconds of the rasterizer alone, renderer used) of the posed avatar."""
+    from .render import gsplat_available, render
+
+    if backend == "auto":
+        backend = "gsplat" if gsplat_available("cuda") else "fast"
+    with torch.no_grad():
+        g = result.avatar.gaussians(result.skeleton.transforms(pose))
+        if backend == "gsplat":
+            from .gom import Gaussians
+
+            g = Gaussians(*(t.cuda() for t in (g.means, g.covars, g.colors, g.opacities)))
+        start = time.perf_counter()
+        out = render(g, torch.from_numpy(camera.extrinsics).float(), torch.from_numpy(camera.intrinsics).float(),
+                     size, size, background=torch.tensor(background, dtype=torch.float32), backend=backend)
+        ms = 1000 * (time.perf_counter() - start)
+    image = np.round(out.rgb.detach().cpu().clamp(0, 1).numpy() * 255).astype(np.uint8)
+    return image, out.alpha.detach().cpu().numpy(), ms, backend
+
+
+def render_novel(result: AvatarResult, req: RenderRequest) -> RenderResult:
+    """The avatar in ``req.pose`` from an orbit camera; the true person beside it for synthetic subjects."""
+    req.validate()
+    camera = orbit_camera(req.azimuth_deg, req.height, req.distance, req.size)
+    image, alpha, ms, backend = render_frame(result, req.pose, camera, req.size, req.background, req.backend)
+    truth, score = None, None
+    if req.ground_truth and result.subject_seed is not None:
+        from backends.common.imagemetrics import psnr
+
+        from .body import rest_body
+        from .data import Subject, render_view
+
+        rng = np.random.default_rng(result.subject_seed)
+        subject = Subject.random(rng)  # the same draw as data.sample_subject's
+        view = render_view(subject, req.pose, camera, rest_body(subject.phenotype))
+        bg = np.asarray(req.background, np.float32)
+        truth_f = view.rgb * view.mask[..., None] + bg * (1 - view.mask[..., None])
+        truth = np.round(truth_f * 255).astype(np.uint8)
+        ys, xs = np.nonzero((view.mask > 0.5) | (alpha > 0.5))
+        if len(ys):
+            box = (slice(ys.min(), ys.max() + 1), slice(xs.min(), xs.max() + 1))
+            score = float(psnr(image[box].astype(np.float32) / 255, truth[box].astype(np.float32) / 255))
+    return RenderResult(image, alpha, truth, score, ms, "numba tile renderer (CPU)" if backend == "fast" else backend,
+                        req)
+
+
+def animation_poses(frames: int) -> list[Pose]:
+    """``frames`` poses moving through the presets and back to the first, linearly in the sliders."""
+    keys = list(PRESETS.values()) + [next(iter(PRESETS.values()))]
+    out = []
+    for i in range(frames):
+        t = i / max(1, frames - 1) * (len(keys) - 1)
+        k = min(int(t), len(keys) - 2)
+        a, b, w = keys[k], keys[k + 1], t - k
+        out.append(Pose(**{f.name: (1 - w) * getattr(a, f.name) + w * getattr(b, f.name) for f in fields(Pose)}))
+    return out
+
+
+def video(result: AvatarResult, req: VideoRequest, out_dir: Path,
+          cancel: CancelToken | None = None) -> Iterator[ProgressEvent | VideoResult]:
+    """A turntable or an animation as H.264 .mp4; yields progress (stoppable between frames), then the result."""
+    from backends.common.video import write_mp4
+
+    req.validate()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{req.kind}.mp4"
+    times: list[float] = []
+    poses = animation_poses(req.frames) if req.kind == "animation" else [req.pose] * req.frames
+
+    def work(report):
+        def frames():
+            for i, pose in enumerate(poses):
+                az = req.azimuth_deg + (360.0 * i / req.frames if req.kind == "turntable" else 0.0)
+                cam = orbit_camera(az, 0.1, 3.0, req.size)
+                image, _, ms, _ = render_frame(result, pose, cam, req.size, req.background, "auto")
+                times.append(ms)
+                report(ProgressEvent((i + 1) / req.frames, f"{req.kind}: frame {i + 1}/{req.frames}"))
+                yield image
+
+        start = time.perf_counter()
+        write_mp4(frames(), path, fps=req.fps)
+        return VideoResult(path, req.frames, time.perf_counter() - start, float(np.mean(times)), req)
+
+    yield from stream_reports(work, cancel)
