@@ -289,32 +289,35 @@ def save(model: Reconstructor, opt, step: int, folder: Path) -> None:
 
 def export(args) -> None:
     """Copy a checkpoint (and the equal-steps ablation pair) into the asset folder and measure it on the
-    held-out test subjects: metrics.json and training.json."""
+    held-out test subjects: metrics.json and training.json (updated: an earlier export's ablation stays)."""
     from backends.avatar.network import load_reconstructor
 
     torch.set_num_threads(1)
     dest = Path(args.to)
-    folders = {dest: Path(args.export)}
+    folders = {} if args.only_ablation else {dest: Path(args.export)}
     if args.ablation:
         folders[dest / "ablation" / "multi-res"] = Path(args.ablation[0])
         folders[dest / "ablation" / "single-res"] = Path(args.ablation[1])
     for to, src in folders.items():
         save_reconstructor(load_reconstructor(src), to)
     test = [Subject.load(f) for f in sorted((Path(args.data) / "test").glob("*[0-9].npz"))[:args.eval_subjects]]
-    metrics = {"test_subjects": len(test), "resolution": int(test[0].rgb.shape[1]), "input_views": N_INPUT,
+    old = json.loads((dest / "metrics.json").read_text()) if (dest / "metrics.json").is_file() else {}
+    metrics = {**old, "test_subjects": len(test), "resolution": int(test[0].rgb.shape[1]), "input_views": N_INPUT,
                "protocol": "3 ring input views per held-out subject; PSNR/SSIM on the person crop (padded "
                            "bounding box of the ground-truth mask) of 3 novel views of the input pose and 3 "
                            "views of a novel pose; psnr_full = whole image; ±ci95 over images"}
-    model = load_reconstructor(dest)
-    metrics["ours_3_iterations"] = evaluate(model, test, 3)
-    metrics["ours_1_iteration"] = evaluate(model, test, 1)
+    if not args.only_ablation:
+        model = load_reconstructor(dest)
+        metrics["ours_3_iterations"] = evaluate(model, test, 3)
+        metrics["ours_1_iteration"] = evaluate(model, test, 1)
     if args.ablation:
         metrics["equal_steps_multi_res"] = evaluate(load_reconstructor(dest / "ablation" / "multi-res"), test, 3)
         metrics["equal_steps_single_res"] = evaluate(load_reconstructor(dest / "ablation" / "single-res"), test, 3)
     (dest / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    training = {str(to.relative_to(dest)) or ".": json.loads((src / "step.json").read_text())
-                for to, src in folders.items()}
-    (dest / "training.json").write_text(json.dumps({"steps": training, "train_subjects": len(list(
+    old = json.loads((dest / "training.json").read_text()) if (dest / "training.json").is_file() else {}
+    steps = {**old.get("steps", {}), **{str(to.relative_to(dest)): json.loads((src / "step.json").read_text())["step"]
+                                        for to, src in folders.items()}}
+    (dest / "training.json").write_text(json.dumps({"steps": steps, "train_subjects": len(list(
         (Path(args.data) / "train").glob("*[0-9].npz")))}, indent=2) + "\n")
     print(json.dumps(metrics, indent=2))
 
@@ -326,6 +329,7 @@ def main() -> None:
     p.add_argument("--export", help="a checkpoint folder to export (instead of training)")
     p.add_argument("--to", help="the asset folder to export into")
     p.add_argument("--ablation", nargs=2, help="equal-steps multi-res and single-res checkpoint folders")
+    p.add_argument("--only-ablation", action="store_true", help="export and measure only the ablation pair")
     p.add_argument("--eval-subjects", type=int, default=30)
     p.add_argument("--minutes", type=float, default=90.0)
     p.add_argument("--max-steps", type=int, default=10 ** 9)
@@ -338,7 +342,7 @@ def main() -> None:
     p.add_argument("--val-subjects", type=int, default=6)
     p.add_argument("--snapshots", type=int, nargs="*", default=[])
     args = p.parse_args()
-    if args.export:
+    if args.export or args.only_ablation:
         export(args)
     else:
         train(args)

@@ -1,4 +1,4 @@
-"""Models of the Avatar capability: the body templates the avatar is built on.
+"""Models of the Avatar capability: the embedded reconstructor and the body templates it is built on.
 
 anny ships inside its pip package (Apache-2.0 code, CC0 MakeHuman assets); what is registered here is
 its one-time build, cached in the models folder. SMPL-X (the paper's template) is used only when the
@@ -8,6 +8,26 @@ user supplies its files: its licence forbids shipping them.
 from backends.common.registry import ModelSpec
 
 SPECS = [
+    ModelSpec(
+        id="avatar-embedded", capability="avatar", kind="avatar-reconstructor", source="embedded",
+        location="avatar-embedded",
+        files=("config.json", "model.safetensors", "ablation/multi-res/config.json",
+               "ablation/multi-res/model.safetensors", "ablation/single-res/config.json",
+               "ablation/single-res/model.safetensors"),
+        sha256={
+            "ablation/multi-res/config.json": "2976d1b757d605f8f5f0c16e0b5a3d77203bc3d974c3382f3003d64bf1ab011c",
+            "ablation/multi-res/model.safetensors": "2034426e991b4874d1884c4730c09013976b2377b4ee53e31aa0aa6b7dc9eea7",
+            "ablation/single-res/config.json": "6e26b6a111d929757c1b27c2b659cfc3f1df4ba78976c72493e39e80b22a68a1",
+            "ablation/single-res/model.safetensors": "d8779754b607395e942448c11194f7eb31b01d38ea9e8bf675f369a16e8baab6",
+            "config.json": "2976d1b757d605f8f5f0c16e0b5a3d77203bc3d974c3382f3003d64bf1ab011c",
+            "model.safetensors": "7b384249fdd4275be2679517f69cb299b7fd95ec62a33b9e0843f44c27d3abad",
+        },
+        license="Apache-2.0 (trained by this project on CC0 anny bodies)",
+        description=("LIFe-GoM reconstructor sized for a CPU (small CNN encoder, attention over views, MLP + "
+                     "self-attention over 752 coarse vertices, 3 feedback iterations), trained at 64² on "
+                     "synthetic anny people (training/avatar_reconstructor.py); ablation/ holds the "
+                     "equal-steps multi- vs single-resolution pair the bench compares."),
+    ),
     ModelSpec(
         id="anny-body", capability="avatar", kind="body-model", source="local", location="cache/anny",
         files=("coarse-v1-1500.npz",),
