@@ -16,6 +16,8 @@ import gradio as gr
 from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
 from backends.common.redact import redact_paths
 
+from .warmup import wait_for_warm_ups
+
 log = logging.getLogger(__name__)
 
 
@@ -37,6 +39,7 @@ def user_errors(fn):
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
+            wait_for_warm_ups()  # a first import beside a warm-up's could get a half-initialised module
             try:
                 yield from fn(*args, **kwargs)
             except gr.Error:
@@ -48,6 +51,7 @@ def user_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        wait_for_warm_ups()
         try:
             return fn(*args, **kwargs)
         except gr.Error:

@@ -81,7 +81,7 @@ def build(demo: gr.Blocks) -> None:
     )
     with gr.Row():
         with gr.Column(scale=1):
-            upload = gr.Image(label="Image", type="numpy", image_mode="RGB", sources=["upload", "clipboard"],
+            upload = gr.Image(label="Image", type="filepath", image_mode="RGB", sources=["upload", "clipboard"],
                               height=200, elem_id="cf-upload")
             gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
             prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
@@ -98,22 +98,32 @@ def build(demo: gr.Blocks) -> None:
                 height=VIEW + 120, canvas_size=(VIEW, VIEW), elem_id="cf-editor",
             )
             with gr.Row():
-                area = gr.Slider(0.05, 0.8, value=0.3, step=0.05, label="Auto region: area budget")
-                cell = gr.Dropdown([2, 4, 8], value=4, label="cell (px)")
+                area = gr.Slider(0.05, 0.8, value=0.3, step=0.05, label="Auto region: area budget",
+                                 info="The largest share of the image the automatic region may cover.")
+                cell = gr.Dropdown([2, 4, 8], value=4, label="cell (px)",
+                                   info="The region is made of square cells this many pixels wide.")
             auto_btn = gr.Button("Automatic region (Integrated Gradients)", elem_id="cf-auto")
+            gr.Markdown("*Integrated Gradients* marks the pixels that made the classifier decide as it did; "
+                        "the automatic region covers the strongest of them.")
             heat = gr.Image(label="Attribution heat map", type="numpy", height=160, interactive=False)
         with gr.Column(scale=1):
-            target = gr.Dropdown(list(CLASSES), value="sphere", label="Target class", elem_id="cf-target")
-            samples = gr.Slider(1, 8, value=2, step=1, label="Samples")
-            steps = gr.Slider(4, 200, value=50, step=1, label="Network calls (paper: 100)", elem_id="cf-steps")
-            scale = gr.Slider(0.0, 10.0, value=1.5, step=0.1, label="Guidance scale s")
-            tau = gr.Slider(0.1, 1.0, value=0.6, step=0.05, label="Start τ (fraction of the bridge)")
-            seed = gr.Number(0, precision=0, label="Seed", minimum=0)
+            target = gr.Dropdown(list(CLASSES), value="sphere", label="Target class", elem_id="cf-target",
+                                 info="What the classifier should see after the edit.")
+            samples = gr.Slider(1, 8, value=2, step=1, label="Samples",
+                                info="How many different counterfactuals to draw (same settings, other noise).")
+            steps = gr.Slider(4, 200, value=50, step=1, label="Network calls (paper: 100)", elem_id="cf-steps",
+                              info="Steps of the bridge (I2SB, an image-to-image diffusion): more is slower, finer.")
+            scale = gr.Slider(0.0, 10.0, value=1.5, step=0.1, label="Guidance scale s",
+                              info="How hard each step pushes the region towards the target class.")
+            tau = gr.Slider(0.1, 1.0, value=0.6, step=0.05, label="Start τ (fraction of the bridge)",
+                            info="How much of the region is re-drawn from noise: higher changes more.")
+            seed = gr.Number(0, precision=0, label="Seed", minimum=0,
+                             info="Same seed and settings → the same counterfactuals.")
             with gr.Row():
                 run = gr.Button("Generate counterfactuals", variant="primary", elem_id="cf-run")
                 stop = gr.Button("Stop", variant="stop", elem_id="cf-stop")
-            preview = gr.Image(label="Preview (x̂0 during sampling)", type="numpy", height=160, interactive=False,
-                               elem_id="cf-preview")
+            preview = gr.Image(label="Preview (x̂0: the bridge's current guess of the final image)", type="numpy",
+                               height=160, interactive=False, elem_id="cf-preview")
     status = gr.Markdown(elem_id="cf-status")
     gallery = gr.Gallery(label="Counterfactual · |difference| · region", columns=6, height=320, format="png",
                          elem_id="cf-gallery")
@@ -123,15 +133,23 @@ def build(demo: gr.Blocks) -> None:
 
     # the service (and torch) load on first use, never when the app is built
     @user_errors
-    def on_image(image, bridge, classifier):
+    def on_image(upload_data, bridge, classifier):
+        """Gets the upload undecoded (preprocess=False): the backend reads the file, so a file that is
+        not an image is its clear message rather than Gradio's raw decoding error."""
         from backends.counterfactual.service import classify, load_models
 
-        if image is None:
+        path = upload_data.get("path") if isinstance(upload_data, dict) else None
+        if not path:
             return gr.update(), {}, ""
         models = load_models(bridge, classifier)
-        pred = classify(image, models)
+        pred = classify(path, models)
         info = (f"Models: bridge `{models.bridge_id}`, classifier `{pred.classifier_id}` on `{models.device}` · "
                 f"model input {models.size}×{models.size}")
+        if pred.warning:
+            gr.Warning(pred.warning, title="Outside the models' domain")
+            info += f"\n\n⚠️ {pred.warning}"
+        elif pred.domain is None:
+            info += " · this classifier ships no domain statistics, so unfamiliar inputs are not flagged"
         return editor_value(pred.image), prediction_label(pred.probabilities), info
 
     @user_errors
@@ -182,12 +200,15 @@ def build(demo: gr.Blocks) -> None:
     def on_stop(request: gr.Request) -> str:
         return "Stopping…" if CANCELS.cancel(request, "counterfactual") else "Nothing is running."
 
+    # Light actions (a prediction, the automatic region, a model switch) have their own queue and
+    # never wait behind a generation (which holds the shared "gpu" queue); errors show on the status.
+    light = {"concurrency_id": "counterfactual-light", "concurrency_limit": 4}
     upload.change(on_image, inputs=[upload, bridge_id, classifier_id], outputs=[editor, prediction, model_md],
-                  api_name="counterfactual_classify")
+                  api_name="counterfactual_classify", show_progress_on=model_md, preprocess=False, **light)
     gr.on([bridge_id.change, classifier_id.change], on_models, inputs=[bridge_id, classifier_id, target],
-          outputs=[target, model_md], api_name="counterfactual_models")
+          outputs=[target, model_md], api_name="counterfactual_models", show_progress_on=model_md, **light)
     auto_btn.click(on_auto, inputs=[editor, area, cell, bridge_id, classifier_id], outputs=[editor, heat],
-                   api_name="counterfactual_region", concurrency_id="gpu")
+                   api_name="counterfactual_region", **light)
     run.click(on_generate, inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
               outputs=[preview, status, gallery, summary, files], api_name="counterfactual_generate",
               concurrency_id="gpu")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import html
 import json
-import logging
-import threading
 from pathlib import Path
 
 import gradio as gr
@@ -14,13 +12,13 @@ import numpy as np
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
+from app.components.warmup import warm_up_in_background
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
 from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
 from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES
 from backends.synth.scene import COLORS, ROOMS
 
-log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parents[1] / "static"
 VIEW = 320  # generated images are shown enlarged to this size
 COLUMNS = ["prompt", "x", "y", "z", "w", "d", "h", "yaw"]
@@ -87,25 +85,15 @@ def scenes():
     return _STORE
 
 
-_WARM = threading.Event()
-
-
-def warm_up_in_background() -> None:
-    """Load the model (and torch, open3d) on a thread when the page opens, once per process, so the
-    first Generate does not wait for it; a failure here is only logged (Generate reports it)."""
-    if _WARM.is_set():
-        return
-    _WARM.set()
+def warm_up() -> None:
+    """Load the model (and torch, open3d) when the page opens, so the first Generate does not wait for it."""
 
     def work():
-        try:
-            from backends.layout3d.service import warm_up
+        from backends.layout3d.service import warm_up
 
-            log.info("layout3d model ready in %.1f s", warm_up(DEFAULT_MODEL))
-        except Exception:  # noqa: BLE001 — the user's first action shows the error properly
-            log.exception("layout3d warm-up failed")
+        warm_up(DEFAULT_MODEL)
 
-    threading.Thread(target=work, name="layout3d-warm-up", daemon=True).start()
+    warm_up_in_background("layout3d", work)
 
 
 def _key(request) -> str:
@@ -421,7 +409,7 @@ def build(demo: gr.Blocks) -> None:
     stop_btn.click(on_stop, outputs=status, api_name="layout3d_stop", queue=False)
     demo.load(on_layout, inputs=layout_json, outputs=[table, depth, layout_status, scene_prompt],
               api_visibility="private")
-    demo.load(warm_up_in_background, api_visibility="private", queue=False)
+    demo.load(warm_up, api_visibility="private", queue=False)
     demo.unload(on_unload)
 
 

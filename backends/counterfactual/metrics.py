@@ -31,6 +31,6 @@ def classifier_features(classifier, images_uint8: np.ndarray, batch: int = 500) 
     device = next(classifier.parameters()).device
     out = []
     for i in range(0, len(images_uint8), batch):
-        x = torch.from_numpy(images_uint8[i:i + batch]).permute(0, 3, 1, 2).float().to(device) / 255.0
+        x = torch.tensor(images_uint8[i:i + batch]).permute(0, 3, 1, 2).float().to(device) / 255.0  # a copy: inputs may be read-only
         out.append(classifier.embed(x).cpu().numpy())
     return np.concatenate(out)

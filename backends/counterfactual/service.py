@@ -22,6 +22,7 @@ from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.registry import default_registry
 from backends.common.seeding import check_seed, torch_generator
 
+from .domain import DomainModel, DomainVerdict, check_domain
 from .loading import load_bridge, load_classifier
 from .masks import resize_mask
 from .models import DEFAULT_BRIDGE as BRIDGE_ID
@@ -38,6 +39,7 @@ class Models:
     device: torch.device
     size: int
     classes: tuple[str, ...]
+    domain: DomainModel | None = None  # the classifier's held-out feature statistics, when it ships them
 
 
 @lru_cache(maxsize=2)
@@ -47,10 +49,12 @@ def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
     if bridge_spec.capability != "counterfactual" or clf_spec.capability != "counterfactual":
         raise InputError("Choose a bridge and a classifier of the Counterfactual capability.")
     bridge, size = load_bridge(bridge_spec, registry.resolve(bridge_id).path)
-    classifier, classes = load_classifier(clf_spec, registry.resolve(classifier_id).path)
+    clf_folder = registry.resolve(classifier_id).path
+    classifier, classes = load_classifier(clf_spec, clf_folder)
     pipeline = RCSBPipeline(bridge.to(device), classifier.to(device))
     pipeline.set_progress_bar_config(disable=True)  # progress goes through callback_on_step_end
-    return Models(pipeline, bridge_id, classifier_id, torch.device(device), size, tuple(classes))
+    domain = DomainModel.load(clf_folder) if clf_spec.kind == "classifier" else None
+    return Models(pipeline, bridge_id, classifier_id, torch.device(device), size, tuple(classes), domain)
 
 
 def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:
@@ -124,14 +128,20 @@ class Prediction:
     probabilities: dict[str, float]
     image: np.ndarray  # what the classifier saw (model size)
     classifier_id: str
+    domain: DomainVerdict | None = None  # None: this classifier ships no domain statistics (not checked)
+
+    @property
+    def warning(self) -> str:
+        return self.domain.warning if self.domain is not None else ""
 
 
 def classify(image, models: Models | None = None) -> Prediction:
     models = models or load_models()
     img = prepare_image(image, models.size)
     p = probabilities(models, img[None])[0]
+    domain = check_domain(models.domain, models.pipeline.classifier, img[None])[0] if models.domain else None
     return Prediction(models.classes[int(p.argmax())], dict(zip(models.classes, map(float, p), strict=True)), img,
-                      models.classifier_id)
+                      models.classifier_id, domain)
 
 
 # --- automatic region --------------------------------------------------------------------------------

@@ -111,3 +111,50 @@ def test_stop_ends_a_long_generation_between_steps(client, tmp_path):
     assert client.predict(api_name="/counterfactual_stop") == "Stopping…"
     status = job.result(timeout=120)[1]
     assert status == "Stopped by the user."
+
+
+def test_an_unreadable_upload_is_a_clear_error(client, tmp_path):
+    fake = tmp_path / "photo.png"
+    fake.write_text("this is a text file renamed to .png\n" * 20)
+    with pytest.raises(Exception, match="not an image this suite can read"):
+        client.predict(handle_file(str(fake)), BRIDGE, CLASSIFIER, api_name="/counterfactual_classify")
+
+
+def test_an_image_far_from_the_domain_is_flagged_and_a_render_is_not(client, tmp_path):
+    noise = np.random.default_rng(0).integers(0, 256, (1000, 1000, 3), dtype=np.uint8)
+    Image.fromarray(noise).save(tmp_path / "noise.png")
+    _, label, info = client.predict(handle_file(str(tmp_path / "noise.png")), BRIDGE, CLASSIFIER,
+                                    api_name="/counterfactual_classify")
+    assert label["label"] in ("cube", "sphere", "cylinder", "cone", "torus")  # it still answers ...
+    assert "⚠️" in info and "unlike anything the embedded models were trained on" in info  # ... with a warning
+    _, _, info = client.predict(handle_file(str(EXAMPLES / "cone.png")), BRIDGE, CLASSIFIER,
+                                api_name="/counterfactual_classify")
+    assert "⚠️" not in info
+
+
+def test_light_actions_do_not_wait_behind_a_generation(client, tmp_path):
+    """A prediction and an automatic region answer while another user's long generation runs."""
+    import time
+
+    from gradio_client import Client
+
+    payload, _ = editor_payload(tmp_path, EXAMPLES / "sphere.png", (slice(64, 224), slice(48, 208)))
+    heavy = Client(client.src, verbose=False)  # another user
+    job = heavy.submit(payload, "cube", 8, 200, 1.5, 0.6, 0, BRIDGE, CLASSIFIER, api_name="/counterfactual_generate")
+    deadline = time.time() + 60
+    while time.time() < deadline and not any("Running" in str(o) for o in job.outputs()):
+        time.sleep(0.1)
+    try:
+        t0 = time.perf_counter()
+        _, label, _ = client.predict(handle_file(str(EXAMPLES / "cube.png")), BRIDGE, CLASSIFIER,
+                                     api_name="/counterfactual_classify")
+        region_payload, _ = editor_payload(tmp_path, EXAMPLES / "torus.png", None)
+        editor, _ = client.predict(region_payload, 0.25, 4, BRIDGE, CLASSIFIER, api_name="/counterfactual_region")
+        waited = time.perf_counter() - t0
+        assert label["label"] == "cube" and editor["layers"]
+        assert not job.done(), "the generation ended first, so this test proved nothing"
+        assert waited < 60
+    finally:
+        heavy.predict(api_name="/counterfactual_stop")
+        job.result(timeout=120)
+        heavy.close()

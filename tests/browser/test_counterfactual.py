@@ -78,3 +78,17 @@ def test_generate_without_a_region_shows_a_clear_error_and_keeps_the_session(pag
     page.locator("#cf-run").click()
     expect(page.get_by_text("Paint the region that may change first")).to_be_visible(timeout=30_000)
     expect(page.locator("#cf-prediction")).to_contain_text("cone")  # state intact
+
+
+def test_an_unreadable_upload_shows_one_clear_message_and_the_tab_keeps_working(page, tmp_path):
+    open_tab(page)
+    load_example(page, "cone")
+    fake = tmp_path / "holiday.png"
+    fake.write_text("not really a picture\n" * 50)
+    page.locator("#cf-upload input[type=file]").set_input_files(str(fake))
+    expect(page.get_by_text("not an image this suite can read").first).to_be_visible(timeout=30_000)
+    for output in ("#cf-editor", "#cf-prediction"):
+        expect(page.locator(output)).not_to_contain_text("Error")  # no badge over the earlier outputs
+    expect(page.locator("#cf-prediction")).to_contain_text("cone")  # the earlier prediction is kept
+    expect(page.locator("#cf-editor .wrap.generating, #cf-editor .eta-bar")).to_have_count(0)  # not spinning
+    load_example(page, "torus")  # and the tab still works
