@@ -18,6 +18,7 @@ from backends.synth import Camera, Scene, render
 from backends.synth.render import WALL_Y
 from backends.synth.scene import ROOMS, Primitive
 
+from .boxdepth import layout_depth, near_bright
 from .data import CAMERA
 
 MAX_BOXES = 5
@@ -103,8 +104,8 @@ class Layout:
         return Scene(room, tuple(b._as_primitive() for b in self.boxes), self.camera)
 
     def depth(self) -> np.ndarray:
-        """Near-bright depth (H×W float32 in [0, 1]) of the room and all boxes."""
-        return render(self._scene, as_boxes=True, shadows=False).near_bright_depth()
+        """Near-bright depth (H×W float32 in [0, 1]) of the room and all boxes (cached pieces: ``boxdepth``)."""
+        return near_bright(self.metric_depth())
 
     def box_render(self, index: int):
         """The box alone (no room, no other boxes): its mask (bool H×W) and per-pixel 3D points."""
@@ -117,7 +118,7 @@ class Layout:
         return self.box_render(index)[0]
 
     def metric_depth(self) -> np.ndarray:
-        return render(self._scene, as_boxes=True, shadows=False).depth
+        return layout_depth(tuple(b._as_primitive() for b in self.boxes), self.camera)
 
 
 def _parse_box(i: int, b) -> Box:
