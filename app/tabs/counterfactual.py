@@ -113,7 +113,7 @@ def build(demo: gr.Blocks) -> None:
                                 info="How many different counterfactuals to draw (same settings, other noise).")
             steps = gr.Slider(4, 200, value=50, step=1, label="Network calls (paper: 100)", elem_id="cf-steps",
                               info="Steps of the bridge (I2SB, an image-to-image diffusion): more is slower, finer.")
-            scale = gr.Slider(0.0, 10.0, value=1.5, step=0.1, label="Guidance scale s",
+            scale = gr.Slider(0.0, 40.0, value=16.0, step=0.5, label="Guidance scale s (embedded: 16)",
                               info="How hard each step pushes the region towards the target class.")
             tau = gr.Slider(0.1, 1.0, value=0.6, step=0.05, label="Start τ (fraction of the bridge)",
                             info="How much of the region is re-drawn from noise: higher changes more.")

@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--steps", type=int, default=100, help="network calls (paper default 100)")
-    p.add_argument("--scale", type=float, default=1.5, help="guidance scale s")
+    p.add_argument("--scale", type=float, default=16.0, help="guidance scale s (the embedded models flip most at 16)")
     p.add_argument("--tau", type=float, default=0.6, help="start at this fraction of the bridge")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--area", type=float, default=0.3, help="area budget of --mask auto")
