@@ -1,0 +1,340 @@
+"""Avatar tab (LIFe-GoM): a few views of a person → an animatable Gaussians-on-Mesh avatar, posed and
+rendered live in the browser (Spark) and on the server (the compiled CPU tile renderer)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import fields
+from pathlib import Path
+
+import gradio as gr
+
+from app.components.downloads import new_output_dir
+from app.components.errors import user_errors
+from app.components.longwork import CANCELS, stream
+from app.tabs import TabSpec
+from backends.common.errors import Cancelled, InputError
+
+STATIC = Path(__file__).resolve().parents[1] / "static"
+EMBEDDED = "avatar-embedded"
+# slider → label; ranges come from backends.avatar.pose.SLIDER_RANGES (imported lazily: it pulls torch)
+SLIDERS = {
+    "yaw": "Turn (yaw)", "arm_raise_l": "Left arm raise", "arm_raise_r": "Right arm raise",
+    "arm_forward_l": "Left arm forward", "arm_forward_r": "Right arm forward", "elbow_l": "Left elbow",
+    "elbow_r": "Right elbow", "hip_l": "Left hip (forward)", "hip_r": "Right hip (forward)",
+    "hip_out_l": "Left hip (out)", "hip_out_r": "Right hip (out)", "knee_l": "Left knee", "knee_r": "Right knee",
+    "spine": "Bend forward", "head_turn": "Head turn",
+}
+RANGES = {  # the same numbers as SLIDER_RANGES (checked by the tab's test), so building the tab imports no torch
+    "yaw": (-180, 180), "arm_raise_l": (0, 180), "arm_raise_r": (0, 180), "arm_forward_l": (-60, 120),
+    "arm_forward_r": (-60, 120), "elbow_l": (0, 150), "elbow_r": (0, 150), "hip_l": (-40, 120), "hip_r": (-40, 120),
+    "hip_out_l": (-10, 60), "hip_out_r": (-10, 60), "knee_l": (0, 150), "knee_r": (0, 150), "spine": (-30, 60),
+    "head_turn": (-70, 70),
+}
+NEUTRAL = {"yaw": 0, "arm_raise_l": 45, "arm_raise_r": 45, "arm_forward_l": 0, "arm_forward_r": 0, "elbow_l": 5,
+           "elbow_r": 5, "hip_l": 0, "hip_r": 0, "hip_out_l": 5, "hip_out_r": 5, "knee_l": 0, "knee_r": 0, "spine": 0,
+           "head_turn": 0}
+PRESET_NAMES = ["A-pose", "T-pose", "walking", "waving", "sitting", "arms up"]
+
+VIEWER_HTML = """
+<div class="av-viewer" id="av-viewer-root">
+  <div class="av-toolbar">
+    <button data-show="gaussians" class="av-on">Gaussians</button><button data-show="mesh">Mesh</button>
+    <button class="av-spin" title="orbit for 3 s, drawing every frame">Measure FPS</button>
+    <span class="av-fps">– FPS</span>
+  </div>
+  <div class="av-canvas"></div>
+  <div class="av-status"></div>
+</div>
+"""
+
+VIEWER_CSS = """
+.av-viewer { display: flex; flex-direction: column; gap: 4px; }
+.av-toolbar { display: flex; gap: 4px; align-items: center; }
+.av-toolbar button { padding: 2px 10px; border: 1px solid #bbb; border-radius: 4px; background: #fafafa; cursor: pointer; }
+.av-toolbar button.av-on { background: #dbe8ff; border-color: #6b8fd6; }
+.av-fps { margin-left: auto; font: 12px monospace; color: #333; }
+.av-canvas { width: 100%; min-height: 300px; }
+.av-canvas canvas { display: block; width: 100%; border-radius: 6px; touch-action: none; }
+.av-status { font-size: 12px; color: #555; }
+"""
+
+
+def _viewer_js() -> str:
+    url = f"/gradio_api/file={STATIC / 'avatar' / 'viewer.js'}"
+    return f"""
+    const start = () => {{
+      const payload = document.querySelector('#av-payload textarea, #av-payload input');
+      const bones = document.querySelector('#av-bones textarea, #av-bones input');
+      if (!payload || !bones) {{ setTimeout(start, 200); return; }}
+      import({json.dumps(url)}).then((m) => m.mount(element.querySelector('.av-viewer'), payload, bones))
+        .catch((e) => {{ element.querySelector('.av-status').textContent = 'the 3D viewer failed to load: ' + e; }});
+    }};
+    start();
+    """
+
+
+# --- per-session avatars (server side; a few per process) ----------------------------------------
+_MAX_SESSIONS = 8
+_avatars: OrderedDict[str, object] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _key(request) -> str:
+    return getattr(request, "session_hash", None) or "anonymous"
+
+
+def _store(request, result) -> None:
+    with _lock:
+        _avatars[_key(request)] = result
+        _avatars.move_to_end(_key(request))
+        while len(_avatars) > _MAX_SESSIONS:
+            _avatars.popitem(last=False)
+
+
+def _current(request):
+    with _lock:
+        result = _avatars.get(_key(request))
+    if result is None:
+        raise InputError("Reconstruct an avatar first (or it expired: only the last few sessions' avatars are kept).")
+    return result
+
+
+def _pose(values):
+    from backends.avatar.pose import Pose
+
+    return Pose(**{name: float(v) for name, v in zip(SLIDERS, values, strict=True)})
+
+
+def model_info() -> str:
+    from backends.avatar.service import model_ready
+
+    state = "present" if model_ready(EMBEDDED) else "**missing** (train it: `python -m training.avatar_reconstructor`)"
+    return (f"**Model:** `{EMBEDDED}` ({state}) · **device:** CPU (torch) · **server renderer:** compiled tile "
+            "renderer (numba; gsplat on CUDA) · **browser:** Spark splats, skinned on the GPU")
+
+
+def build(demo: gr.Blocks) -> None:
+    gr.set_static_paths([STATIC])
+    gr.Markdown(
+        "**LIFe-GoM** (ICLR 2025): from 1–5 views of a person with cameras, one feed-forward pass with "
+        "iterative feedback reconstructs an animatable **Gaussians-on-Mesh** avatar: a coarse body mesh "
+        "(anny) refined by the network and its subdivision carrying one Gaussian per face. Pose it with the "
+        "sliders — the browser re-poses the splats itself (skinning with the avatar's bones) — and render "
+        "novel views and videos on the server. The embedded reconstructor was trained here on synthetic "
+        "people (procedural clothes, ray-cast by open3d); subjects below are held out from training."
+    )
+    model_md = gr.Markdown(elem_id="av-model-info")
+    with gr.Row():
+        with gr.Column(scale=4):
+            source = gr.Radio([("Synthetic subject", "synthetic"), ("Upload my views", "upload")], value="synthetic",
+                              label="Input", elem_id="av-source")
+            with gr.Group(visible=True) as synth_box:
+                with gr.Row():
+                    subject = gr.Number(0, precision=0, minimum=0, maximum=999_999, label="Subject (held out)",
+                                        elem_id="av-subject")
+                    n_views = gr.Slider(1, 5, value=3, step=1, label="Views", elem_id="av-views")
+            with gr.Group(visible=False) as upload_box:
+                up_images = gr.File(file_count="multiple", file_types=["image"], label="Images (1–5)",
+                                    elem_id="av-up-images")
+                up_masks = gr.File(file_count="multiple", file_types=["image"], label="Masks (white = person)",
+                                   elem_id="av-up-masks")
+                up_json = gr.File(file_types=[".json"], label="Cameras and pose (JSON; see the README)",
+                                  elem_id="av-up-json")
+                example_btn = gr.Button("Make an example upload (this subject's views)", size="sm",
+                                        elem_id="av-example")
+                example_files = gr.File(label="Example upload", file_count="multiple", elem_id="av-example-files")
+            iterations = gr.Slider(1, 5, value=3, step=1, label="Feedback iterations (paper: 3)", elem_id="av-iters")
+            with gr.Row():
+                recon_btn = gr.Button("Reconstruct", variant="primary", elem_id="av-reconstruct")
+                stop_btn = gr.Button("Stop", variant="stop", elem_id="av-stop")
+            inputs_gallery = gr.Gallery(label="What the model saw", columns=5, height=130, allow_preview=False,
+                                        elem_id="av-inputs")
+            status = gr.Markdown(elem_id="av-status")
+        with gr.Column(scale=5):
+            gr.HTML(VIEWER_HTML, html_template="${value}", css_template=VIEWER_CSS, js_on_load=_viewer_js(),
+                    elem_id="av-viewer", apply_default_css=False)
+            preset = gr.Dropdown(PRESET_NAMES, value="A-pose", label="Pose preset", elem_id="av-preset")
+            sliders = []
+            with gr.Accordion("Pose sliders (degrees)", open=True):
+                names = list(SLIDERS)
+                for i in range(0, len(names), 3):
+                    with gr.Row():
+                        for name in names[i:i + 3]:
+                            lo, hi = RANGES[name]
+                            sliders.append(gr.Slider(lo, hi, value=NEUTRAL[name], step=1, label=SLIDERS[name],
+                                                     min_width=120, elem_id=f"av-pose-{name}"))
+            payload = gr.Textbox(label="avatar data", elem_id="av-payload", elem_classes=["av-hidden"], max_lines=1)
+            bones = gr.Textbox(label="pose data", elem_id="av-bones", elem_classes=["av-hidden"], max_lines=1)
+        with gr.Column(scale=4):
+            with gr.Row():
+                azimuth = gr.Slider(-180, 180, value=30, step=5, label="Camera azimuth (°)", elem_id="av-azimuth")
+                size = gr.Dropdown([256, 512, 1024], value=512, label="Size (px)", elem_id="av-size")
+            render_btn = gr.Button("Render novel view (server)", elem_id="av-render")
+            with gr.Row():
+                render_img = gr.Image(label="Render", type="numpy", interactive=False, height=260,
+                                      elem_id="av-render-image")
+                truth_img = gr.Image(label="Ground truth (synthetic subjects)", type="numpy", interactive=False,
+                                     height=260, elem_id="av-truth-image")
+            render_md = gr.Markdown(elem_id="av-render-status")
+            with gr.Row():
+                video_kind = gr.Radio([("Turntable", "turntable"), ("Animation (presets)", "animation")],
+                                      value="turntable", label="Video", elem_id="av-video-kind")
+                frames = gr.Slider(8, 120, value=48, step=4, label="Frames", elem_id="av-frames")
+            video_btn = gr.Button("Make video (H.264)", elem_id="av-video-btn")
+            video_out = gr.Video(label="Video", elem_id="av-video", height=260)
+            export_btn = gr.Button("Export (ply, mesh, avatar)", elem_id="av-export")
+            files = gr.File(label="Downloads: 3DGS .ply, posed mesh .obj/.ply, avatar.safetensors, card.json",
+                            file_count="multiple", elem_id="av-files")
+
+    # -- handlers ----------------------------------------------------------------------------------
+    def on_source(kind):
+        return gr.update(visible=kind == "synthetic"), gr.update(visible=kind == "upload")
+
+    def _upload_request(images, masks, spec):
+        from backends.avatar.uploads import MAX_UPLOAD_VIEWS, parse_upload
+        from backends.common.imageio import to_rgb_array
+
+        if not images or not masks or spec is None:
+            raise InputError("Upload the images, their masks and the cameras JSON (the README shows its schema).")
+        if len(images) > MAX_UPLOAD_VIEWS:
+            raise InputError(f"Upload 1 to {MAX_UPLOAD_VIEWS} images, not {len(images)}.")
+        try:
+            text = Path(spec).read_text()
+        except (OSError, UnicodeDecodeError):
+            raise InputError("The cameras file is not a readable text file.") from None
+
+        def load(paths, what):
+            out = {}
+            for p in paths:
+                try:
+                    out[Path(p).name] = to_rgb_array(p)
+                except Exception:  # noqa: BLE001 — any unreadable upload is the user's to fix
+                    raise InputError(f"{what} '{Path(p).name}' is not an image this suite can read.") from None
+            return out
+
+        return parse_upload(text, load(images, "Image"), load(masks, "Mask"))
+
+    @user_errors
+    def on_reconstruct(request: gr.Request, progress=gr.Progress(), *values):  # noqa: B008 — gradio's idiom
+        kind, subject_v, views_v, iters_v, images, masks, spec, *pose_v = values
+        from backends.avatar import service
+        from backends.avatar.viewer import avatar_payload, bones_payload
+
+        if kind == "upload":
+            req = service.ReconstructRequest(subject=None, upload=_upload_request(images, masks, spec),
+                                             iterations=int(iters_v))
+        else:
+            req = service.ReconstructRequest(subject=int(subject_v or 0), n_views=int(views_v), iterations=int(iters_v))
+        req.validate()
+        token = CANCELS.start(request, "avatar")
+        try:
+            for _, result in stream(service.reconstruct(req, token), progress):
+                _store(request, result)
+                data = avatar_payload(result)
+                pose = _pose(pose_v)
+                msg = (f"**{result.source}** → {result.n_gaussians:,} Gaussians in **{result.seconds:.2f} s** "
+                       f"({result.iterations} feedback iteration(s), {len(result.inputs)} view(s)) · model "
+                       f"`{result.model}` on `{result.device}`")
+                yield ([(im, f"view {i}") for i, im in enumerate(result.inputs)], msg, json.dumps(data),
+                       json.dumps(bones_payload(result, pose, data["id"])))
+        except Cancelled:
+            yield gr.update(), "Stopped by the user; the previous avatar (if any) is kept.", gr.update(), gr.update()
+        finally:
+            CANCELS.finish(request, "avatar", token)
+
+    def on_stop(request: gr.Request) -> str:
+        return "Stopping…" if CANCELS.cancel(request, "avatar") else "Nothing is running."
+
+    @user_errors
+    def on_pose(request: gr.Request, *values):
+        from backends.avatar.viewer import bones_payload
+
+        result = _current(request)
+        current = json.loads(values[-1]) if values[-1] else {}
+        return json.dumps(bones_payload(result, _pose(values[:-1]), current.get("id", "")))
+
+    @user_errors
+    def on_preset(name, bones_v, request: gr.Request):
+        from backends.avatar.pose import preset as get_preset
+        from backends.avatar.viewer import bones_payload
+
+        pose = get_preset(name)
+        values = [getattr(pose, f.name) for f in fields(pose)]
+        with _lock:
+            result = _avatars.get(_key(request))
+        if result is None:
+            return *values, gr.update()
+        current = json.loads(bones_v) if bones_v else {}
+        return *values, json.dumps(bones_payload(result, pose, current.get("id", "")))
+
+    @user_errors
+    def on_render(request: gr.Request, az, size_v, *pose_v):
+        from backends.avatar import service
+
+        result = _current(request)
+        r = service.render_novel(result, service.RenderRequest(pose=_pose(pose_v), azimuth_deg=float(az),
+                                                               size=int(size_v)))
+        msg = (f"{int(size_v)}² in **{r.render_ms:.0f} ms** ({1000 / max(r.render_ms, 1e-3):.1f} FPS, rasterizer "
+               f"alone) · {r.renderer} · {result.n_gaussians:,} Gaussians")
+        if r.psnr is not None:
+            msg += f" · PSNR vs the ray-cast ground truth (person's box): **{r.psnr:.2f} dB**"
+        return r.image, r.ground_truth, msg
+
+    @user_errors
+    def on_video(request: gr.Request, progress=gr.Progress(), *values):  # noqa: B008 — gradio's idiom
+        kind, n_frames, *pose_v = values
+        from backends.avatar import service
+
+        result = _current(request)
+        req = service.VideoRequest(kind=kind, pose=_pose(pose_v), frames=int(n_frames), size=256)
+        token = CANCELS.start(request, "avatar")
+        try:
+            for _, v in stream(service.video(result, req, new_output_dir("avatar"), token), progress):
+                yield str(v.path)
+        except Cancelled:
+            yield gr.update()
+        finally:
+            CANCELS.finish(request, "avatar", token)
+
+    @user_errors
+    def on_export(request: gr.Request, *pose_v):
+        from backends.avatar.outputs import write_avatar
+
+        paths = write_avatar(_current(request), _pose(pose_v), new_output_dir("avatar"))
+        return [str(paths[k]) for k in ("gaussians", "mesh_obj", "mesh_ply", "avatar", "card")]
+
+    @user_errors
+    def on_example(subject_v, views_v):
+        from backends.avatar.outputs import write_example
+
+        paths = write_example(int(subject_v or 0), int(views_v), 128, new_output_dir("avatar-example"))
+        return [str(p) for p in paths.values()]
+
+    source.change(on_source, inputs=source, outputs=[synth_box, upload_box], api_visibility="private", queue=False)
+    recon_btn.click(on_reconstruct, inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders],
+                    outputs=[inputs_gallery, status, payload, bones], api_name="avatar_reconstruct",
+                    concurrency_id="gpu")
+    stop_btn.click(on_stop, outputs=status, api_name="avatar_stop", queue=False)
+    for s in sliders:
+        s.input(on_pose, inputs=[*sliders, bones], outputs=bones, api_name=False, show_progress="hidden",
+                trigger_mode="always_last", concurrency_id="avatar-pose", concurrency_limit=4)
+    demo.load(model_info, outputs=model_md, api_visibility="private")
+    pose_api = gr.Button(visible=False)
+    pose_api.click(on_pose, inputs=[*sliders, bones], outputs=bones, api_name="avatar_pose",
+                   concurrency_id="avatar-pose")
+    preset.input(on_preset, inputs=[preset, bones], outputs=[*sliders, bones], api_name="avatar_preset",
+                 show_progress="hidden", concurrency_id="avatar-pose")
+    render_btn.click(on_render, inputs=[azimuth, size, *sliders], outputs=[render_img, truth_img, render_md],
+                     api_name="avatar_render", concurrency_id="avatar-render", concurrency_limit=2)
+    video_btn.click(on_video, inputs=[video_kind, frames, *sliders], outputs=video_out, api_name="avatar_video",
+                    concurrency_id="gpu")
+    export_btn.click(on_export, inputs=sliders, outputs=files, api_name="avatar_export",
+                     concurrency_id="avatar-render")
+    example_btn.click(on_example, inputs=[subject, n_views], outputs=example_files, api_name="avatar_example",
+                      concurrency_id="avatar-render")
+
+
+TAB = TabSpec(name="avatar", title="Avatar", build=build)
