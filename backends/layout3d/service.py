@@ -20,6 +20,7 @@ from functools import lru_cache
 from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.seeding import check_seed
+from backends.synth.scene import ROOMS
 
 from .attention import DSAConfig
 from .layout import Layout, preview_depth  # noqa: F401 (part of the capability's entry points)
@@ -31,6 +32,7 @@ from .stages import METHODS, SceneSession, Stage, StageSettings
 
 _LOCK = threading.Lock()
 _LOAD_LOCK = threading.Lock()  # a warm-up and a first action asking together load the model once
+_WARMED: set[str] = set()
 
 
 @dataclass
@@ -97,10 +99,18 @@ def load_pipeline(model_id: str = DEFAULT_MODEL) -> tuple[BuildAScenePipeline, M
 
 
 def warm_up(model_id: str = DEFAULT_MODEL) -> float:
-    """Load the model and run the first (slow) ray cast now; returns the seconds it took."""
+    """Load the model, run the first (slow) ray cast and two denoising steps now (the first call of a
+    model pays for allocations and kernel choices); returns the seconds it took."""
+    import torch
+
     t0 = time.perf_counter()
-    load_pipeline(model_id)
-    preview_depth(Layout("a room"), 32)
+    pipe, defaults = load_pipeline(model_id)
+    if model_id not in _WARMED:
+        depth = Layout(ROOMS[0].prompt).with_size(defaults.size).depth()
+        with _LOCK:
+            pipe(ROOMS[0].prompt, torch.from_numpy(depth)[None, None], num_inference_steps=2, record=False,
+                 generator=torch.Generator().manual_seed(0))
+        _WARMED.add(model_id)
     return time.perf_counter() - t0
 
 
