@@ -15,6 +15,7 @@ from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
+from backends.common.imageio import upscale
 from backends.videodepth.examples import EXAMPLES
 from backends.videodepth.outputs import COLORMAPS
 
@@ -190,8 +191,8 @@ def build(demo: gr.Blocks) -> None:
         try:
             yield gr.update(), "Running…", *(gr.update(),) * 4, state
             for kind, item in stream(estimate_depth(req, _model(req.model_id), token), progress):
-                if kind == "preview":
-                    yield item, *(gr.update(),) * 5, state
+                if kind == "preview":  # small frames are enlarged for the eye (nearest neighbour)
+                    yield upscale(item, max(1, 192 // item.shape[0])), *(gr.update(),) * 5, state
                 else:
                     done = {"request": req, "npz": str(item.npz), "frames": item.frames}
                     return_files = [str(item.video), str(item.png_zip), str(item.npz)]

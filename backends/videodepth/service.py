@@ -207,26 +207,46 @@ def _rss_mb() -> float:
 
 
 def _measure_call(pipe, frames: int, size: tuple[int, int], steps: int) -> tuple[float, float]:
-    """(seconds, peak extra resident MB) of one network call on ``frames`` frames — sampled, cached."""
+    """(seconds, peak extra resident MB) of one network call on ``frames`` frames — sampled, cached.
+
+    It runs on a fresh thread, as a run does (``stream_reports``): torch's thread pool behaves differently
+    on a long-lived thread of a busy machine, and the estimate must time what the run will see.
+    """
     key = (id(pipe), frames, size, steps)
     if key not in _CALIBRATION:
         w, h = size
         clip = np.random.default_rng(0).integers(0, 256, (frames, h, w, 3), dtype=np.uint8)
-        pipe(clip[:1], num_inference_steps=1)  # warm-up: the first call of a size pays one-time costs
-        before, peak, done = _rss_mb(), [0.0], threading.Event()
+        measured: list = []
 
-        def sample():
-            while not done.wait(0.005):
-                peak[0] = max(peak[0], _rss_mb())
+        def measure():
+            try:
+                measured.append(timed())
+            except Exception as e:  # noqa: BLE001 — re-raised on the caller's thread
+                measured.append(e)
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        start = time.perf_counter()
-        pipe(clip, position_ids=np.arange(frames), num_inference_steps=steps)
-        seconds = time.perf_counter() - start
-        done.set()
-        sampler.join()
-        _CALIBRATION[key] = (seconds, max(0.0, max(peak[0], _rss_mb()) - before))
+        def timed() -> tuple[float, float]:
+            pipe(clip[:1], num_inference_steps=1)  # warm-up: the first call of a size pays one-time costs
+            before, peak, done = _rss_mb(), [0.0], threading.Event()
+
+            def sample():
+                while not done.wait(0.005):
+                    peak[0] = max(peak[0], _rss_mb())
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            start = time.perf_counter()
+            pipe(clip, position_ids=np.arange(frames), num_inference_steps=steps)
+            seconds = time.perf_counter() - start
+            done.set()
+            sampler.join()
+            return seconds, max(0.0, max(peak[0], _rss_mb()) - before)
+
+        worker = threading.Thread(target=measure, name="videodepth-estimate")
+        worker.start()
+        worker.join()
+        if isinstance(measured[0], Exception):
+            raise measured[0]
+        _CALIBRATION[key] = measured[0]
     return _CALIBRATION[key]
 
 

@@ -74,3 +74,16 @@ def test_stop(tmp_path):
     with pytest.raises(Cancelled):
         run(VideoDepthRequest(src, tmp_path / "o", max_side=16, num_inference_steps=1, window=8, overlap=2),
             tiny_pipeline(), cancel)
+
+
+def test_estimate_counts_the_plan_and_times_the_model(tmp_path):
+    from backends.videodepth.service import estimate_run
+
+    src = write_mp4((np.full((24, 40, 3), i * 5, np.uint8) for i in range(30)), tmp_path / "in.mp4", fps=15)
+    est = estimate_run(VideoDepthRequest(src, tmp_path / "o", max_side=24, num_inference_steps=1, window=8, overlap=2,
+                                         baseline_frames=5), tiny_pipeline())
+    assert (est.frames, est.size, est.source_size, est.windows) == (30, (24, 8), (40, 24), 5)
+    assert est.key_frames == 6 and est.per_frame_ms > 0 and est.seconds > 0 and est.peak_extra_mb >= 0
+    assert "30 frame(s)" in est.summary() and "5 window(s) + 6 key frames" in est.summary()
+    with pytest.raises(InputError, match="colour map"):
+        estimate_run(VideoDepthRequest(src, tmp_path / "o", colormap="nope"), tiny_pipeline())
