@@ -87,3 +87,16 @@ def test_estimate_counts_the_plan_and_times_the_model(tmp_path):
     assert "30 frame(s)" in est.summary() and "5 window(s) + 6 key frames" in est.summary()
     with pytest.raises(InputError, match="colour map"):
         estimate_run(VideoDepthRequest(src, tmp_path / "o", colormap="nope"), tiny_pipeline())
+
+
+def test_zero_frames_are_a_clear_message(tmp_path):
+    import imageio_ffmpeg
+
+    zero = tmp_path / "zero.mp4"  # a video stream that holds no frame
+    subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-loglevel", "error", "-f", "lavfi", "-i",
+                    "color=c=red:s=32x32:d=1", "-frames:v", "0", "-c:v", "libx264", str(zero)], check=True)
+    (tmp_path / "empty").mkdir()
+    for name, match in (("zero.mp4", "zero.mp4 (is not a video|contains no video frames)"),
+                        ("empty", "holds no images")):
+        with pytest.raises(InputError, match=match):
+            run(VideoDepthRequest(tmp_path / name, tmp_path / "o", max_side=16, num_inference_steps=1), tiny_pipeline())
