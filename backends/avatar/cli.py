@@ -138,16 +138,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load() -> float:
+    import os
+
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
 def _measure_fps(result, pose, args) -> int:
-    """Frames per second of the renderer alone (the avatar posed once), after one warm-up frame."""
+    """Frames per second of the rasterizer alone on the avatar posed once (after a warm-up frame), the CPU
+    time per frame, and how long posing takes (skeleton, skinning, Steiner frames), measured apart."""
+    import torch
+
     from . import service
+    from .render import render
 
     camera = service.orbit_camera(args.azimuth, args.height, 3.0, args.size)
-    service.render_frame(result, pose, camera, args.size, (1.0, 1.0, 1.0), args.renderer)  # compile / warm up
-    times, start = [], time.perf_counter()
+    backend = args.renderer if args.renderer != "auto" else ("gsplat" if service.gsplat_on_cuda() else "fast")
+    start = time.perf_counter()
+    with torch.no_grad():
+        g = result.avatar.gaussians(result.skeleton.transforms(pose))
+    pose_ms = 1000 * (time.perf_counter() - start)
+    view, k = torch.from_numpy(camera.extrinsics).float(), torch.from_numpy(camera.intrinsics).float()
+    bg = torch.ones(3)
+    render(g, view, k, args.size, args.size, background=bg, backend=backend)  # compile / warm up
+    times, start, cpu = [], time.perf_counter(), time.process_time()
     while time.perf_counter() - start < args.seconds or len(times) < 3:
-        times.append(service.render_frame(result, pose, camera, args.size, (1.0, 1.0, 1.0), args.renderer)[2])
+        t = time.perf_counter()
+        render(g, view, k, args.size, args.size, background=bg, backend=backend)
+        times.append(1000 * (time.perf_counter() - t))
+    cpu_ms = 1000 * (time.process_time() - cpu) / len(times)  # CPU time of this process per frame, all threads
     med = sorted(times)[len(times) // 2]
-    print(json.dumps({"size": args.size, "gaussians": result.n_gaussians, "frames": len(times),
-                      "median_ms": round(med, 1), "fps": round(1000 / med, 1), "renderer": args.renderer}))
+    print(json.dumps({"size": args.size, "gaussians": result.n_gaussians, "frames": len(times), "renderer": backend,
+                      "median_ms": round(med, 1), "fps": round(1000 / med, 1), "cpu_ms_per_frame": round(cpu_ms, 1),
+                      "pose_ms": round(pose_ms, 1), "load_average": round(_load(), 2)}))
     return 0

@@ -16,6 +16,8 @@ machine); ``warm_up`` does that ahead of the user's first render.
 
 from __future__ import annotations
 
+import threading
+
 import numba
 import numpy as np
 import torch
@@ -25,8 +27,10 @@ from .gom import Gaussians
 from .render import ALPHA_MAX, ALPHA_MIN, EPS2D, T_MIN, Render
 
 TILE = 16
-# the OpenMP / workqueue layers need nothing more; numba's default tries TBB first and warns about its version
-numba.config.THREADING_LAYER_PRIORITY = ["omp", "workqueue", "tbb"]
+# numba's own thread pool: its idle threads sleep, where OpenMP's spin (on a busy 2-core machine the spinning
+# doubled the CPU time per frame). It is not safe for concurrent launches, so kernels run under a lock.
+numba.config.THREADING_LAYER_PRIORITY = ["workqueue", "omp", "tbb"]
+_kernels = threading.Lock()
 
 
 @njit(cache=True, parallel=True)
@@ -201,10 +205,12 @@ def _composite(starts, ids, box, floats, colors, width, height, tile, tiles_x, a
 def render_fast(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, width: int, height: int,
                 background: torch.Tensor | None = None, near: float = 0.01) -> Render:
     """Render ``gaussians`` from one camera on the CPU (float32 result tensors, same conventions as
-    ``render.render_torch``)."""
-    def f32(t):
-        return np.ascontiguousarray(t.detach().cpu().numpy(), dtype=np.float32)
+    ``render.render_torch``). Thread-safe: concurrent calls take turns."""
+    with _kernels:
+        return _render_locked(gaussians, viewmat, K, width, height, background, near)
 
+
+def _render_locked(gaussians, viewmat, K, width, height, background, near) -> Render:
     floats, box, drawn = _project(f32(gaussians.means), f32(gaussians.covars), f32(gaussians.opacities),
                                   f32(viewmat), f32(K), width, height, np.float32(near), np.float32(EPS2D),
                                   np.float32(ALPHA_MIN), np.float32(ALPHA_MAX))
@@ -216,11 +222,17 @@ def render_fast(gaussians: Gaussians, viewmat: torch.Tensor, K: torch.Tensor, wi
     starts, ids = _bin(np.arange(len(keep), dtype=np.int32), box, TILE, tiles_x, tiles_y)
     rgb, acc, dep = _composite(starts, ids, box, floats, colors, width, height, TILE, tiles_x,
                                np.float32(ALPHA_MIN), np.float32(ALPHA_MAX), np.float32(T_MIN))
-    rgb, acc, dep = torch.from_numpy(rgb), torch.from_numpy(acc), torch.from_numpy(dep)
-    depth_img = torch.where(acc > 0, dep / acc.clamp(min=1e-12), torch.zeros_like(acc))
+    # finish in numpy: a torch op here would wake torch's OpenMP pool, whose threads spin for a while after
+    # each parallel op and compete with numba's for the cores
+    depth_img = np.where(acc > 0, dep / np.maximum(acc, np.float32(1e-12)), np.float32(0))
     if background is not None:
-        rgb = rgb + (1 - acc)[..., None] * background.detach().cpu().float()
-    return Render(rgb, acc, depth_img)
+        rgb += (1 - acc)[..., None] * f32(background)
+    return Render(torch.from_numpy(rgb), torch.from_numpy(acc), torch.from_numpy(depth_img))
+
+
+def f32(t) -> np.ndarray:
+    t = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t
+    return np.ascontiguousarray(t, dtype=np.float32)
 
 
 def warm_up() -> None:

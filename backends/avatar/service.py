@@ -297,12 +297,18 @@ def orbit_camera(azimuth_deg: float, height: float, distance: float, size: int):
     return camera_ring(1, size, radius=distance, height=height, start_deg=azimuth_deg)[0]
 
 
+def gsplat_on_cuda() -> bool:
+    from .render import gsplat_available
+
+    return gsplat_available("cuda")
+
+
 def render_frame(result: AvatarResult, pose: Pose, camera, size: int, background, backend: str):
     """(uint8 image, alpha, milliseconds of the rasterizer alone, renderer used) of the posed avatar."""
-    from .render import gsplat_available, render
+    from .render import render
 
     if backend == "auto":
-        backend = "gsplat" if gsplat_available("cuda") else "fast"
+        backend = "gsplat" if gsplat_on_cuda() else "fast"
     with torch.no_grad():
         g = result.avatar.gaussians(result.skeleton.transforms(pose))
         if backend == "gsplat":
