@@ -155,8 +155,7 @@ def _measure_fps(result, pose, args) -> int:
     camera = service.orbit_camera(args.azimuth, args.height, 3.0, args.size)
     backend = args.renderer if args.renderer != "auto" else ("gsplat" if service.gsplat_on_cuda() else "fast")
     start = time.perf_counter()
-    with torch.no_grad():
-        g = result.avatar.gaussians(result.skeleton.transforms(pose))
+    g = result.gaussians(pose, service.pixel_size_at(camera))
     pose_ms = 1000 * (time.perf_counter() - start)
     view, k = torch.from_numpy(camera.extrinsics).float(), torch.from_numpy(camera.intrinsics).float()
     bg = torch.ones(3)

@@ -118,7 +118,8 @@ def load_avatar(path: str | Path) -> AvatarResult:
         raise InputError("That avatar file is damaged: its Gaussians do not match its mesh.")
     return AvatarResult(avatar, skeleton, phenotype, pose, [], float(card.get("reconstruction_s", 0.0)),
                         int(card.get("iterations", 0)), str(card.get("model", "?")), str(card.get("device", "?")),
-                        str(card.get("source", "a saved avatar")), card.get("subject_seed"))
+                        str(card.get("source", "a saved avatar")), card.get("subject_seed"),
+                        pixel_size=float(card.get("pixel_size_m", 0.0)))
 
 
 def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:
@@ -127,8 +128,7 @@ def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    with torch.no_grad():
-        g = result.avatar.gaussians(result.skeleton.transforms(pose))
+    g = result.gaussians(pose)  # with the training low-pass in world units: looks right at any resolution
     paths = {"gaussians": out / "gaussians.ply", "mesh_obj": out / "mesh.obj", "mesh_ply": out / "mesh.ply",
              "avatar": out / "avatar.safetensors", "card": out / "card.json"}
     paths["gaussians"].write_bytes(ply_bytes(g))

@@ -20,7 +20,7 @@ import torch
 from .export import covariance_to_scale_rotation, matrix_to_quaternion
 from .outputs import vertex_colours
 from .pose import Pose
-from .service import AvatarResult
+from .service import EPS2D_PX, FILTER_SHARE, AvatarResult
 
 BONES_PER_SPLAT = 4
 
@@ -49,6 +49,9 @@ def avatar_payload(result: AvatarResult) -> dict:
     with torch.no_grad():
         identity = torch.eye(4).repeat(n_bones, 1, 1)
         g = a.gaussians(identity)
+        if result.pixel_size > 0:  # the same world-space low-pass as result.gaussians (the viewer is a fine view)
+            var = FILTER_SHARE * EPS2D_PX * result.pixel_size ** 2
+            g = type(g)(g.means, g.covars + var * torch.eye(3, dtype=g.covars.dtype), g.colors, g.opacities)
         fine_w = sub.fine_vertices(a.lbs_weights.double()).numpy()  # Vf×J: the coupling applies to weights too
         rest_v = a.posed_fine_vertices(identity).numpy().astype(np.float32)
     face_w = fine_w[sub.faces].mean(1)
