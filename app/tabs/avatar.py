@@ -252,9 +252,13 @@ def build(demo: gr.Blocks) -> None:
     def on_pose(request: gr.Request, *values):
         from backends.avatar.viewer import bones_payload
 
-        result = _current(request)
+        pose = _pose(values[:-1])  # checks the values even before there is an avatar
+        with _lock:
+            result = _avatars.get(_key(request))
+        if result is None:  # moving sliders before reconstructing is fine: the pose applies to the next avatar
+            return gr.update()
         current = json.loads(values[-1]) if values[-1] else {}
-        return json.dumps(bones_payload(result, _pose(values[:-1]), current.get("id", "")))
+        return json.dumps(bones_payload(result, pose, current.get("id", "")))
 
     @user_errors
     def on_preset(name, bones_v, request: gr.Request):
