@@ -85,6 +85,7 @@ def save_avatar(result: AvatarResult, path: Path) -> Path:
         "bone_parents": torch.tensor(s.parents, dtype=torch.int64),
     }
     meta = {"format": FORMAT, "levels": str(a.subdivision.levels), "bone_labels": json.dumps(s.labels),
+            "pixel_size": repr(float(result.pixel_size)),
             "card": json.dumps(result.card())}
     save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path), metadata=meta)
     return Path(path)
@@ -119,7 +120,7 @@ def load_avatar(path: str | Path) -> AvatarResult:
     return AvatarResult(avatar, skeleton, phenotype, pose, [], float(card.get("reconstruction_s", 0.0)),
                         int(card.get("iterations", 0)), str(card.get("model", "?")), str(card.get("device", "?")),
                         str(card.get("source", "a saved avatar")), card.get("subject_seed"),
-                        pixel_size=float(card.get("pixel_size_m", 0.0)))
+                        pixel_size=float(meta.get("pixel_size", card.get("pixel_size_m", 0.0))))
 
 
 def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:

@@ -333,14 +333,15 @@ def gsplat_on_cuda() -> bool:
     return gsplat_available("cuda")
 
 
-def render_frame(result: AvatarResult, pose: Pose, camera, size: int, background, backend: str):
-    """(uint8 image, alpha, milliseconds of the rasterizer alone, renderer used) of the posed avatar."""
+def render_frame(result: AvatarResult, pose: Pose, camera, size: int, background, backend: str, gaussians=None):
+    """(uint8 image, alpha, milliseconds of the rasterizer alone, renderer used) of the posed avatar
+    (``gaussians``: the avatar already posed for this camera's pixel size, to skip posing again)."""
     from .render import render
 
     if backend == "auto":
         backend = "gsplat" if gsplat_on_cuda() else "fast"
     with torch.no_grad():
-        g = result.gaussians(pose, pixel_size_at(camera))
+        g = gaussians if gaussians is not None else result.gaussians(pose, pixel_size_at(camera))
         if backend == "gsplat":
             from .gom import Gaussians
 
@@ -405,10 +406,13 @@ def video(result: AvatarResult, req: VideoRequest, out_dir: Path,
 
     def work(report):
         def frames():
+            # a turntable keeps its pose (and the camera its distance): pose the avatar once
+            fixed = result.gaussians(req.pose, pixel_size_at(orbit_camera(0.0, 0.1, 3.0, req.size))) \
+                if req.kind == "turntable" else None
             for i, pose in enumerate(poses):
                 az = req.azimuth_deg + (360.0 * i / req.frames if req.kind == "turntable" else 0.0)
                 cam = orbit_camera(az, 0.1, 3.0, req.size)
-                image, _, ms, _ = render_frame(result, pose, cam, req.size, req.background, "auto")
+                image, _, ms, _ = render_frame(result, pose, cam, req.size, req.background, "auto", fixed)
                 times.append(ms)
                 report(ProgressEvent((i + 1) / req.frames, f"{req.kind}: frame {i + 1}/{req.frames}"))
                 yield image
