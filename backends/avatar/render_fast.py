@@ -118,15 +118,17 @@ def _bin(order, box, tile, tiles_x, tiles_y):
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def _composite(starts, ids, box, floats, colors, width, height, tile, tiles_x, alpha_min, alpha_max, t_min):
+def _composite(starts, ids, box, floats, colors, background, width, height, tile, tiles_x, alpha_min, alpha_max,
+               t_min):
     """Front-to-back alpha compositing of each tile's list, Gaussian by Gaussian over its pixels.
 
     A Gaussian visits, row by row, only the pixels inside both its 3-sigma box and the ellipse where its
     alpha reaches ``alpha_min`` (outside it every pixel would be skipped anyway), widened by a pixel
     against rounding. Each pixel keeps its own transmittance and stops once it would fall under
     ``t_min``; a tile stops when all its pixels have. Every pixel still sees its Gaussians in depth
-    order, so the result is 3DGS's per-pixel loop. ``floats`` per Gaussian: mean x, y; conic a, b, c;
-    opacity; depth. Returns rgb [H, W, C], accumulated alpha [H, W] and alpha-weighted depth [H, W].
+    order, so the result is 3DGS's per-pixel loop. ``floats`` per Gaussian as ``_project`` gives them.
+    Returns rgb [H, W, C] over ``background`` [C], accumulated alpha [H, W] and expected depth [H, W]
+    (0 where nothing is drawn).
     """
     channels = colors.shape[1]
     rgb = np.zeros((height, width, channels), np.float32)
@@ -195,9 +197,17 @@ def _composite(starts, ids, box, floats, colors, width, height, tile, tiles_x, a
             for px in range(tx0, tx1 + 1):
                 i = (py - ty0) * tw + (px - tx0)
                 for c in range(channels):
-                    rgb[py, px, c] = t_rgb[i, c]
-                acc[py, px] = np.float32(1.0) - trans[i]
-                dep[py, px] = t_dep[i]
+                    rgb[py, px, c] = t_rgb[i, c] + trans[i] * background[c]
+                a = np.float32(1.0) - trans[i]
+                acc[py, px] = a
+                dep[py, px] = t_dep[i] / a if a > 0 else np.float32(0.0)
+    for t in prange(n_tiles):  # tiles nothing touches: the background
+        if starts[t] == starts[t + 1]:
+            ty0, tx0 = (t // tiles_x) * tile, (t % tiles_x) * tile
+            for py in range(ty0, min(height, ty0 + tile)):
+                for px in range(tx0, min(width, tx0 + tile)):
+                    for c in range(channels):
+                        rgb[py, px, c] = background[c]
     return rgb, acc, dep
 
 
@@ -220,14 +230,12 @@ def _render_locked(gaussians, viewmat, K, width, height, background, near) -> Re
     colors = f32(gaussians.colors)[keep]
     tiles_x, tiles_y = -(-width // TILE), -(-height // TILE)
     starts, ids = _bin(np.arange(len(keep), dtype=np.int32), box, TILE, tiles_x, tiles_y)
-    rgb, acc, dep = _composite(starts, ids, box, floats, colors, width, height, TILE, tiles_x,
-                               np.float32(ALPHA_MIN), np.float32(ALPHA_MAX), np.float32(T_MIN))
-    # finish in numpy: a torch op here would wake torch's OpenMP pool, whose threads spin for a while after
-    # each parallel op and compete with numba's for the cores
-    depth_img = np.where(acc > 0, dep / np.maximum(acc, np.float32(1e-12)), np.float32(0))
-    if background is not None:
-        rgb += (1 - acc)[..., None] * f32(background)
-    return Render(torch.from_numpy(rgb), torch.from_numpy(acc), torch.from_numpy(depth_img))
+    bg = np.zeros(colors.shape[1], np.float32) if background is None else f32(background)
+    # everything up to the result happens in numba: a torch op here would wake torch's OpenMP pool, whose
+    # threads spin for a while after each parallel op and compete with numba's for the cores
+    rgb, acc, depth = _composite(starts, ids, box, floats, colors, bg, width, height, TILE, tiles_x,
+                                 np.float32(ALPHA_MIN), np.float32(ALPHA_MAX), np.float32(T_MIN))
+    return Render(torch.from_numpy(rgb), torch.from_numpy(acc), torch.from_numpy(depth))
 
 
 def f32(t) -> np.ndarray:
