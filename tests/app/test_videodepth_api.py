@@ -78,6 +78,8 @@ def test_stop_then_resume_finishes_the_run(client):
     deadline = time.time() + 120
     while time.time() < deadline and not any(is_image(o[0]) for o in job.outputs()):
         time.sleep(0.05)  # the first depth preview: a window is done
+    light = client.predict("room A · 48 frames", api_name="/videodepth_example")  # not queued behind the run
+    assert str(light.get("path", light) if isinstance(light, dict) else light).endswith(".mp4") and not job.done()
     assert client.predict(api_name="/videodepth_stop") == "Stopping…"
     status = job.result(timeout=120)[1]
     assert status.startswith("Stopped by the user after") and not status.startswith("Stopped by the user after 0 "), status
