@@ -15,6 +15,17 @@ from app.tabs import all_tabs
 pytestmark = pytest.mark.skipif("avatar" not in [t.name for t in all_tabs()],
                                 reason="the Avatar tab is not registered yet")
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _anny_loaded_once():
+    """anny's one-time build lives in the user's models folder (minutes to redo); load it from there before
+    the tests' empty models folders take over (as tests/backends/avatar/conftest.py does)."""
+    from backends.avatar import body
+    from backends.common.settings import Settings
+
+    body.body_model(Settings())
+
+
 NEUTRAL = [0, 45, 45, 0, 0, 5, 5, 0, 0, 5, 5, 0, 0, 0, 0]  # the sliders in the tab's order (A-pose)
 PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2", "opacity"]
               + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])

@@ -15,6 +15,17 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif("avatar" not in [t.name for t in all_tabs()],
                                  reason="the Avatar tab is shown once the embedded reconstructor is trained")]
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _anny_loaded_once():
+    """anny's one-time build lives in the user's models folder (minutes to redo); load it from there before
+    the tests' empty models folders take over (as tests/backends/avatar/conftest.py does)."""
+    from backends.avatar import body
+    from backends.common.settings import Settings
+
+    body.body_model(Settings())
+
+
 PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2", "opacity"]
               + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
 
