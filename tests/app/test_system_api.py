@@ -56,7 +56,7 @@ def test_twenty_concurrent_clients_are_all_answered(live_app):
 
     def call():
         try:
-            c = Client(url, verbose=False)
+            c = Client(url, verbose=False, httpx_kwargs={"timeout": 60})  # the server's answer, not httpx's 5 s
             results.append(c.predict(api_name="/queue_status"))
             c.close()
         except Exception as e:  # noqa: BLE001 - counted below
