@@ -274,7 +274,7 @@ def timing_only(wait: dict, d512: dict) -> int:
     path = RESULTS / "layout3d.json"
     payload = json.loads(path.read_text()) if path.is_file() else {}
     payload.pop("machine", None)
-    payload.pop("when", None)
+    payload.setdefault("accuracy_when", payload.pop("when", None))  # the accuracy keys are from that run
     payload.update({"box_depth_512_ms": d512["one_box_moved"], "box_depth_512_full_render_ms": d512["full_render"],
                     "box_depth_512_same_layout_ms": d512["same_layout"], "user_wait": wait,
                     "timing_when": time.strftime("%Y-%m-%dT%H:%M:%S")})
