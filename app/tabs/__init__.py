@@ -16,11 +16,12 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import counterfactual, games, layout3d, system, videodepth
+    from . import avatar, counterfactual, games, layout3d, system, videodepth
 
     return [
         layout3d.TAB,
         counterfactual.TAB,
+        avatar.TAB,
         videodepth.TAB,
         games.TAB,
         system.TAB,

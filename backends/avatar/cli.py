@@ -152,7 +152,7 @@ def _measure_fps(result, pose, args) -> int:
     from . import service
     from .render import render
 
-    camera = service.orbit_camera(args.azimuth, args.height, 3.0, args.size)
+    camera = service.orbit_camera(args.azimuth, args.height, service.VIEW_DISTANCE, args.size)
     backend = args.renderer if args.renderer != "auto" else ("gsplat" if service.gsplat_on_cuda() else "fast")
     start = time.perf_counter()
     g = result.gaussians(pose, service.pixel_size_at(camera))

@@ -34,6 +34,7 @@ SUBJECT_SEED0 = 2_000_000  # the tab's subjects: outside the training (0…) and
 MAX_RENDER_SIZE = 1024
 MAX_VIDEO_SIZE = 512
 MAX_VIDEO_FRAMES = 240
+VIEW_DISTANCE = 3.5  # metres from the body's centre: the whole of a tall person in the 40° view
 RENDER_LEVELS = 2  # subdivisions of the rendering mesh at inference (the paper: 2; training: 1)
 FILTER_SHARE = 0.25  # how much of the training dilation is kept in world units (AvatarResult.gaussians)
 
@@ -145,7 +146,7 @@ class RenderRequest:
     pose: Pose = field(default_factory=Pose)
     azimuth_deg: float = 0.0  # 0 = in front of the person, 90 = at their left
     height: float = 0.1  # camera height above the body's centre, metres
-    distance: float = 3.0
+    distance: float = VIEW_DISTANCE
     size: int = 512
     background: tuple[float, float, float] = (1.0, 1.0, 1.0)
     backend: str = "auto"  # auto: gsplat on CUDA, else the compiled CPU tile renderer; or fast / torch
@@ -407,11 +408,11 @@ def video(result: AvatarResult, req: VideoRequest, out_dir: Path,
     def work(report):
         def frames():
             # a turntable keeps its pose (and the camera its distance): pose the avatar once
-            fixed = result.gaussians(req.pose, pixel_size_at(orbit_camera(0.0, 0.1, 3.0, req.size))) \
+            fixed = result.gaussians(req.pose, pixel_size_at(orbit_camera(0.0, 0.1, VIEW_DISTANCE, req.size))) \
                 if req.kind == "turntable" else None
             for i, pose in enumerate(poses):
                 az = req.azimuth_deg + (360.0 * i / req.frames if req.kind == "turntable" else 0.0)
-                cam = orbit_camera(az, 0.1, 3.0, req.size)
+                cam = orbit_camera(az, 0.1, VIEW_DISTANCE, req.size)
                 image, _, ms, _ = render_frame(result, pose, cam, req.size, req.background, "auto", fixed)
                 times.append(ms)
                 report(ProgressEvent((i + 1) / req.frames, f"{req.kind}: frame {i + 1}/{req.frames}"))
