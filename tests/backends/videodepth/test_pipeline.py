@@ -13,6 +13,7 @@ from .conftest import tiny_pipeline, tiny_video
 
 def run(pipe, seed=0, **kw):
     kw.setdefault("num_inference_steps", 2)
+    kw.setdefault("initial_noise", "independent")  # the reference's noise, which the slices were recorded with
     return pipe(tiny_video(), generator=torch.Generator().manual_seed(seed), **kw)
 
 
@@ -33,6 +34,46 @@ def test_seeded_and_noise_dependent():
     pipe = tiny_pipeline()
     a, b, c = run(pipe, 0).disparity, run(pipe, 0).disparity, run(pipe, 1).disparity
     assert np.array_equal(a, b) and not np.allclose(a, c)
+
+
+def first_noisy_input(pipe, video, **kw) -> torch.Tensor:
+    """The disparity-latent half of the UNet's input at the first step (1×F×C×h×w)."""
+    seen = []
+    hook = pipe.unet.register_forward_pre_hook(lambda m, args: seen.append(args[0].clone()) if not seen else None)
+    try:
+        pipe(video, num_inference_steps=2, **kw)
+    finally:
+        hook.remove()
+    return seen[0][:, :, : pipe.unet.config.out_channels]
+
+
+def test_initial_noise_modes():
+    pipe, video = tiny_pipeline(), tiny_video(4)
+    shared = first_noisy_input(pipe, video, generator=torch.Generator().manual_seed(7), initial_noise="shared")
+    assert all(torch.equal(shared[0, i], shared[0, 0]) for i in range(4))  # one map for every frame
+    one = first_noisy_input(pipe, video[:1], generator=torch.Generator().manual_seed(7), initial_noise="shared")
+    assert torch.equal(one[0, 0], shared[0, 0])  # the same seed gives the same map for any clip length
+    indep = first_noisy_input(pipe, video, generator=torch.Generator().manual_seed(7), initial_noise="independent")
+    assert not torch.allclose(indep[0, 1], indep[0, 0])
+    assert torch.count_nonzero(first_noisy_input(pipe, video)) == 0  # default: deterministic, from zero
+    with pytest.raises(InputError):
+        pipe(video, initial_noise="pink")
+
+
+def test_default_is_deterministic_and_steadier_on_a_static_clip():
+    """A clip of one repeated frame: the zero and shared starts change far less from frame to frame than
+    independent noise (with few steps the temporal layers cannot undo per-frame noise)."""
+    pipe = tiny_pipeline()
+    static = np.repeat(tiny_video(1), 5, 0)
+
+    def flicker(**kw):
+        d = pipe(static, num_inference_steps=2, **kw).disparity
+        return float(np.abs(np.diff(d, axis=0)).mean())
+
+    assert np.array_equal(pipe(static).disparity, pipe(static, generator=torch.Generator().manual_seed(1)).disparity)
+    indep = flicker(generator=torch.Generator().manual_seed(0), initial_noise="independent")
+    assert flicker() < 0.5 * indep
+    assert flicker(generator=torch.Generator().manual_seed(0), initial_noise="shared") < 0.5 * indep
 
 
 def test_save_load_round_trip(tmp_path):
