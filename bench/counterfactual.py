@@ -98,7 +98,10 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="2 images per pair, 30 network calls, a smaller sweep")
     p.add_argument("--per-pair", type=int, help="images per source → target pair (default 10; quick 2)")
     p.add_argument("--steps", type=int, help="network calls per counterfactual (default 100, the paper's; quick 30)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads (1: on a busy 2-core machine two threads spin and run ~10× slower)")
     args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
     per_pair, steps = (2, 30) if args.quick else (10, 100)
     per_pair, steps = args.per_pair or per_pair, args.steps or steps
     t0 = time.perf_counter()
