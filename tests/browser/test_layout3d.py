@@ -122,14 +122,13 @@ def test_editor_renders_only_on_change_and_colours_boxes_by_their_prompt(page):
     assert page.evaluate(f"{root}.renderCount") == renders
     assert page.evaluate("window.__raf") == 0  # the old redraw loop asked ~120 times in 2 s
 
-    # an edit draws again
-    pos = page.evaluate(f"{root}.boxScreenPosition(0)")
-    page.mouse.move(pos["x"], pos["y"])
-    page.mouse.down()
-    page.mouse.move(pos["x"] + 20, pos["y"], steps=5)
-    page.mouse.up()
-    page.wait_for_timeout(300)
-    assert page.evaluate(f"{root}.renderCount") > renders
+    # a change draws again: adding a box, then resetting the view
+    add_box(page, "a yellow cone")
+    page.wait_for_function(f"{root}.renderCount > {renders}", timeout=10_000)
+    renders = page.evaluate(f"{root}.renderCount")
+    page.locator("#l3d-editor [data-act=view]").click()
+    page.wait_for_function(f"{root}.renderCount > {renders}", timeout=10_000)
+    assert page.evaluate(f"{root}.boxColour(2)") != colours[0]  # yellow, not the blue of box 1
 
 
 def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
