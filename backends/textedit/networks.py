@@ -1,9 +1,9 @@
 """The embedded text-in-image model: ordinary diffusers/transformers classes at tiny sizes.
 
 * ``AutoencoderKL`` 32×128×3 ↔ 8×32×4 latents (a wide strip, the shape of a written word);
-* ``UNet2DConditionModel`` on 8×32 latents plus eight fixed **column planes** (sin/cos of the column
-  at 1, 2, 4 and 8 cycles per width: the convolutions alone hardly know where in the strip they are,
-  and which letter of the word a column should show depends on exactly that), with cross-attention at 8×32 and 4×16 on the way down,
+* ``UNet2DConditionModel`` on 8×32 latents (optionally plus eight fixed **column planes**, sin/cos of
+  the column at 1, 2, 4 and 8 cycles per width: the convolutions alone hardly know where in the strip
+  they are, and which letter of the word a column should show depends on exactly that), with cross-attention at 8×32 and 4×16 on the way down,
   at 2×8 in the middle and at 4×16 and 8×32 on the way up — seven ``attn2`` layers at three
   resolutions (4 heads each), so the localization scan has several candidates to tell apart; 1.5 M
   parameters, sized so that a few thousand training steps fit in two hours on one CPU core;
@@ -52,8 +52,9 @@ VAE_CONFIG = dict(
 
 POSITION_PLANES = 8  # sin/cos of the latent column at 1, 2, 4, 8 cycles per width (8 cycles ≈ one letter)
 
+# The shipped UNet takes the latents only; ``in_channels=4 + POSITION_PLANES`` adds the column planes (model card).
 UNET_CONFIG = dict(
-    sample_size=list(LATENT_SIZE), in_channels=4 + POSITION_PLANES, out_channels=4, layers_per_block=1,
+    sample_size=list(LATENT_SIZE), in_channels=4, out_channels=4, layers_per_block=1,
     down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
     up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
     block_out_channels=(32, 64, 64), cross_attention_dim=64, attention_head_dim=4, norm_num_groups=16,

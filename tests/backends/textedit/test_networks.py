@@ -15,7 +15,7 @@ def test_column_planes_tell_every_column_apart():
 
 def test_unet_input_adds_the_planes_only_where_conv_in_expects_them():
     tiny = dict(block_out_channels=(8, 16, 16), norm_num_groups=4, attention_head_dim=2)
-    with_planes, plain = N.build_unet(**tiny), N.build_unet(in_channels=4, **tiny)
+    with_planes, plain = N.build_unet(in_channels=4 + N.POSITION_PLANES, **tiny), N.build_unet(**tiny)
     z = torch.randn(2, 4, *N.LATENT_SIZE)
     assert N.unet_input(with_planes, z).shape == (2, 4 + N.POSITION_PLANES, *N.LATENT_SIZE)
     assert N.unet_input(plain, z) is z
@@ -24,7 +24,8 @@ def test_unet_input_adds_the_planes_only_where_conv_in_expects_them():
 
 def test_the_planes_reach_the_output():
     torch.manual_seed(0)
-    unet = N.build_unet(block_out_channels=(8, 16, 16), norm_num_groups=4, attention_head_dim=2).eval()
+    unet = N.build_unet(block_out_channels=(8, 16, 16), norm_num_groups=4, attention_head_dim=2,
+                        in_channels=4 + N.POSITION_PLANES).eval()
     z, text = torch.randn(1, 4, *N.LATENT_SIZE), torch.randn(1, 8, N.UNET_CONFIG["cross_attention_dim"])
     x = N.unet_input(unet, z)
     shifted = x.clone()

@@ -5,7 +5,9 @@ import json
 import pytest
 
 TINY_VAE = json.dumps({"block_out_channels": [4, 8, 8], "norm_num_groups": 2})
-TINY_UNET = json.dumps({"block_out_channels": [8, 16, 16], "norm_num_groups": 4, "attention_head_dim": 2})
+# The easier recipe of the model card: column planes next to the latents, words in the mono style.
+TINY_UNET = json.dumps({"block_out_channels": [8, 16, 16], "norm_num_groups": 4, "attention_head_dim": 2,
+                        "in_channels": 12})
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +18,8 @@ def run(tmp_path_factory):
     common = ["--run-dir", str(root / "run"), "--data-dir", str(root / "data"), "--n-train", "24",
               "--hours", "1", "--threads", "1"]
     main(["--phase", "vae", "--max-steps", "2", "--batch-vae", "2", "--vae-overrides", TINY_VAE, *common])
-    main(["--phase", "unet", "--max-steps", "2", "--batch", "4", "--unet-overrides", TINY_UNET, *common])
+    main(["--phase", "unet", "--max-steps", "2", "--batch", "4", "--unet-overrides", TINY_UNET, "--data-style", "mono",
+          *common])
     return root, common
 
 
@@ -36,7 +39,8 @@ def test_resume_continues_the_step_count(run):
     from training.textedit_model import main
 
     root, common = run
-    main(["--phase", "unet", "--max-steps", "3", "--batch", "4", "--unet-overrides", TINY_UNET, "--resume", *common])
+    main(["--phase", "unet", "--max-steps", "3", "--batch", "4", "--unet-overrides", TINY_UNET, "--data-style", "mono",
+          "--resume", *common])
     assert json.loads((root / "run" / "unet" / "info.json").read_text())["steps"] == 3
     assert "resumed at step 2" in (root / "run" / "unet" / "log.txt").read_text()
 
