@@ -59,7 +59,8 @@ def model_choices() -> list[tuple[str, str]]:
             for s in default_registry().for_capability("videodepth")]
 
 
-def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, out_dir, resume=False):
+def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, noise, out_dir,
+             resume=False):
     VideoDepthRequest = service().VideoDepthRequest  # noqa: N806
 
     if not file:
@@ -70,7 +71,7 @@ def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline
     return VideoDepthRequest(Path(file), Path(out_dir), model_id=model_id, max_side=int(max_side),
                              num_inference_steps=int(steps), window=WINDOW, overlap=WINDOW - stride,
                              max_frames=int(max_frames), colormap=cmap, baseline_frames=int(baseline),
-                             seed=int(seed or 0), resume=resume)
+                             seed=int(seed or 0), initial_noise=noise or "zero", resume=resume)
 
 
 def service():
@@ -149,7 +150,13 @@ def build(demo: gr.Blocks) -> None:
                 cmap = gr.Dropdown(list(COLORMAPS), value="Spectral", label="Colour map", elem_id="vd-cmap")
                 baseline = gr.Slider(0, 96, value=24, step=1, label="Per-frame baseline frames (flicker score)",
                                      elem_id="vd-baseline")
-                seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+                seed = gr.Number(0, precision=0, minimum=0, label="Seed",
+                                 info="Used only when the initial noise is random (shared or independent).")
+                noise = gr.Radio(["zero", "shared", "independent"], value="zero", label="Initial noise",
+                                 elem_id="vd-noise",
+                                 info="zero: every frame starts from the noise's mean (deterministic, steadiest on "
+                                      "the embedded model); shared: one random map for all frames; independent: "
+                                      "a new map per frame (the reference's sampling).")
             with gr.Row():
                 run = gr.Button("Estimate depth", variant="primary", elem_id="vd-run")
                 stop = gr.Button("Stop", variant="stop", elem_id="vd-stop")
@@ -170,7 +177,7 @@ def build(demo: gr.Blocks) -> None:
             gr.Markdown("Relative depth shown with an assumed near : far of 1 : 5 and a 55° field of view.")
             summary = gr.JSON(label="Run (JSON)", elem_id="vd-json")
 
-    settings = [model, max_side, steps, stride, max_frames, cmap, baseline, seed]
+    settings = [model, max_side, steps, stride, max_frames, cmap, baseline, seed, noise]
 
     @user_errors
     def on_example(name):
@@ -179,10 +186,11 @@ def build(demo: gr.Blocks) -> None:
         return str(example_clip(name)) if name else gr.update()
 
     @user_errors
-    def on_estimate(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v):
+    def on_estimate(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v):
         if not file:
             return "Upload a video to see the time and memory a run takes."
-        req = _request(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, ".")
+        req = _request(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v,
+                       noise_v, ".")
         return "**Before you run:** " + service().estimate_run(req, _model(model_id)).summary()
 
     def _run(req, state, request, progress):
@@ -207,11 +215,11 @@ def build(demo: gr.Blocks) -> None:
             CANCELS.finish(request, ACTION, token)
 
     @user_errors
-    def on_run(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, state,
+    def on_run(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v, state,
                request: gr.Request, progress=gr.Progress()):
         if not file:
             raise InputError("Upload a video or an image first (or pick an example).")
-        values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v)
+        values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v)
         _request(file, *values, ".")  # settings checked before anything is copied
         out = new_output_dir("videodepth")
         src = Path(file)

@@ -33,7 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--colormap", default="Spectral", choices=COLORMAPS)
     p.add_argument("--baseline-frames", type=int, default=24,
                    help="run the per-frame baseline on this many first frames for the flicker score (0: off)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="used when the initial noise is random")
+    p.add_argument("--initial-noise", choices=("zero", "shared", "independent"), default="zero",
+                   help="how each window's disparity latent starts (zero: deterministic, the default)")
     p.add_argument("--fps", type=float, default=24.0, help="frame rate of a folder of frames")
     p.add_argument("--ply-frame", type=int, help="also write a coloured point cloud of this frame")
 
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     request = VideoDepthRequest(args.input, args.out, model_id=args.model, max_side=args.max_side,
                                 num_inference_steps=args.steps, window=args.window, overlap=args.window - args.stride,
                                 max_frames=args.max_frames, colormap=args.colormap,
-                                baseline_frames=args.baseline_frames, seed=args.seed, resume=args.resume,
+                                baseline_frames=args.baseline_frames, seed=args.seed,
+                                initial_noise=args.initial_noise, resume=args.resume,
                                 fps=args.fps)
     pipe = load_model(args.model, str(select_device()))
     result = run_to_result(estimate_depth(request, pipe),

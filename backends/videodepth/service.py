@@ -53,7 +53,8 @@ class VideoDepthRequest:
     overlap: int = 4
     max_keys: int = 32
     max_frames: int = 600
-    seed: int = 0
+    seed: int = 0  # used when the initial noise is random ("shared" or "independent")
+    initial_noise: str = "zero"  # how each window's disparity latent starts (VideoDepthPipeline.__call__)
     colormap: str = "Spectral"
     baseline_frames: int = 24  # the per-frame baseline runs on this many first frames (flicker score); 0 = off
     resume: bool = False  # continue the stopped run whose state is in out_dir
@@ -62,7 +63,7 @@ class VideoDepthRequest:
     def settings(self) -> dict:
         """What decides the depth values (a resumed run must match them)."""
         return {k: getattr(self, k) for k in ("model_id", "max_side", "num_inference_steps", "window", "overlap",
-                                              "max_keys", "max_frames", "seed")}
+                                              "max_keys", "max_frames", "seed", "initial_noise")}
 
 
 @dataclass
@@ -340,7 +341,7 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
             depth = stream_depth(pipe, resized, n, request.window, request.overlap, request.max_keys,
                                  request.num_inference_steps, request.seed, on_window=progress,
                                  should_stop=(lambda: cancel.cancelled) if cancel else None,
-                                 resume=resume, on_state=save_state)
+                                 resume=resume, on_state=save_state, initial_noise=request.initial_noise)
         for i, disp in depth:
             if cancel:
                 cancel.raise_if_cancelled()
@@ -365,7 +366,8 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
             if cancel:
                 cancel.raise_if_cancelled()
             single.append(pipe(rgb[i:i + 1], position_ids=[i], num_inference_steps=request.num_inference_steps,
-                               generator=torch.Generator().manual_seed(request.seed)).disparity[0])
+                               generator=torch.Generator().manual_seed(request.seed),
+                               initial_noise=request.initial_noise).disparity[0])
         ours, baseline = flicker_score(np.asarray(stack[:k], np.float32), rgb), flicker_score(np.stack(single), rgb)
     stack = None  # unmap before the file is zipped and removed
     png_zip = out / "depth_png16.zip"

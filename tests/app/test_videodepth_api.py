@@ -16,7 +16,7 @@ MODEL = "videodepth-embedded"
 
 
 def settings(steps=1, stride=12, max_frames=600, baseline=8):
-    return [MODEL, 64, steps, stride, max_frames, "Spectral", baseline, 0]
+    return [MODEL, 64, steps, stride, max_frames, "Spectral", baseline, 0, "zero"]
 
 
 def example(client, name):
