@@ -96,7 +96,9 @@ class MCTSAgent(Agent):
     ``opponent``: ``"searcher"`` (decoupled UCT for both sides: assumes a perfect searcher) or
     ``"learned"``: the opponent's bids in the tree are sampled from an :class:`OpponentModel` fitted
     online to every bid it has revealed to this agent (this game and earlier ones) — search then
-    best-responds to how this opponent actually plays.
+    best-responds to how this opponent actually plays. Measured against OpenSpiel's MCTSBot (GOPS-13, ~3,900
+    simulations ≈ 50 ms a move, our agent given the peer's time move by move, ``bench.games.play_vs_openspiel``):
+    learned 74.5% ± 4.3% of 400 games; searcher 60.3% ± 6.8% of 200 (learned on the same 200: 72.5% ± 6.2%).
     """
 
     def __init__(self, leaf: str | BatchHeuristic = "baseline", simulations: int = 300, seconds: float | None = None,
