@@ -103,13 +103,12 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     ``on_state`` is called after each window, once its frames were consumed; ``resume`` (such a
     state) skips the key frames and the windows already done and yields frames from ``emitted`` on.
     """
-    noise = {} if initial_noise == "zero" else {"initial_noise": initial_noise}  # "zero": the pipeline's default
     plan = WindowPlan(n_frames, window, overlap, max_keys)
     windows = plan.windows
     if len(windows) == 1:
         frames = [f for _, f in zip(range(n_frames), open_frames(), strict=False)]
         disp = pipe(np.stack(frames), position_ids=np.arange(len(frames)), num_inference_steps=num_inference_steps,
-                    generator=_window_seed(seed, 0), **noise).disparity
+                    generator=_window_seed(seed, 0), initial_noise=initial_noise).disparity
         if on_window:
             on_window(1, 1)
         yield from enumerate(disp)
@@ -124,7 +123,7 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
             raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
         key_disp = dict(zip(keys, pipe(np.stack(key_frames), position_ids=np.asarray(keys),
                                        num_inference_steps=num_inference_steps,
-                                       generator=_window_seed(seed, -1), **noise).disparity, strict=True))
+                                       generator=_window_seed(seed, -1), initial_noise=initial_noise).disparity, strict=True))
         del key_frames
         tail: dict[int, np.ndarray] = {}  # aligned disparity of the previous window's overlap frames
         emitted, first = 0, 0
@@ -155,7 +154,7 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
             del buffer[i]
         clip = np.stack([buffer[i] for i in range(start, stop)])
         pred = pipe(clip, position_ids=np.arange(start, stop), num_inference_steps=num_inference_steps,
-                    generator=_window_seed(seed, w), **noise).disparity.astype(np.float64)
+                    generator=_window_seed(seed, w), initial_noise=initial_noise).disparity.astype(np.float64)
         refs = [(i, key_disp[i]) for i in range(start, stop) if i in key_disp] or list(tail.items())
         idx = np.array([i - start for i, _ in refs])
         ref = np.stack([r for _, r in refs])

@@ -66,7 +66,7 @@ def test_windows_align_to_key_frames():
     class ScaledModel:
         calls = 0
 
-        def __call__(self, clip, position_ids, num_inference_steps, generator):
+        def __call__(self, clip, position_ids, num_inference_steps, generator, initial_noise="zero"):
             ScaledModel.calls += 1
             scale = 0.3 + 0.1 * ScaledModel.calls  # every call: a different scale and shift
             base = np.asarray(position_ids, float)[:, None, None] / 40 + np.zeros((1, 4, 4))
