@@ -79,9 +79,13 @@ def phase_unet(args) -> dict:
     ids = tokenizer(list(data["prompts"]), padding="max_length", max_length=N.MAX_TOKENS, truncation=True,
                     return_tensors="pt").input_ids
     empty_ids = tokenizer([""], padding="max_length", max_length=N.MAX_TOKENS, return_tensors="pt").input_ids
-    overrides = json.loads(args.unet_overrides)
-    unet, text = N.build_unet(**overrides), N.build_text_encoder(len(tokenizer))
-    ema_unet, ema_text = N.build_unet(**overrides), N.build_text_encoder(len(tokenizer))
+    overrides, text_overrides = json.loads(args.unet_overrides), json.loads(args.text_overrides)
+    unet, text = N.build_unet(**overrides), N.build_text_encoder(len(tokenizer), **text_overrides)
+    ema_unet, ema_text = N.build_unet(**overrides), N.build_text_encoder(len(tokenizer), **text_overrides)
+    quote = tokenizer.convert_tokens_to_ids('"')
+    positions = N.position_ids(ids, quote) if N.uses_character_positions(text) else None
+    if args.init_from and not (args.resume and (run / "state.pt").exists()):
+        warm_start(unet, text, args.init_from, ids, quote)
     params = list(unet.parameters()) + list(text.parameters())
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=1e-2)
     sched = N.build_scheduler("ddpm")
@@ -95,10 +99,15 @@ def phase_unet(args) -> dict:
         idx = torch.randint(0, len(latents), (args.batch,), generator=gen)
         z0 = latents[idx]
         tok = ids[idx].clone()
-        tok[torch.rand(args.batch, generator=gen) < args.uncond_p] = empty_ids[0]
+        drop = torch.rand(args.batch, generator=gen) < args.uncond_p
+        tok[drop] = empty_ids[0]
+        pos = None
+        if positions is not None:  # the empty prompt has no quotes: plain positions
+            pos = positions[idx].clone()
+            pos[drop] = torch.arange(N.MAX_TOKENS)
         noise = torch.randn(z0.shape, generator=gen)
         t = torch.randint(0, sched.config.num_train_timesteps, (args.batch,), generator=gen)
-        pred = unet(N.unet_input(unet, sched.add_noise(z0, noise, t)), t, encoder_hidden_states=text(tok)[0]).sample
+        pred = unet(N.unet_input(unet, sched.add_noise(z0, noise, t)), t, encoder_hidden_states=text(tok, position_ids=pos)[0]).sample
         per_sample = F.mse_loss(pred, noise, reduction="none").mean(dim=(1, 2, 3))
         loss = (per_sample * _min_snr_weights(sched, t, args.snr_gamma)).mean()
         opt.zero_grad()
@@ -117,6 +126,30 @@ def phase_unet(args) -> dict:
             save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
             last = time.time()
     return save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
+
+
+@torch.no_grad()
+def warm_start(unet, text, src: Path, ids: torch.Tensor, quote: int) -> None:
+    """Start from another run's EMA weights (``src/unet/model``): the UNet as it is, the text encoder's
+    matching tensors, and — when this encoder takes character positions and ``src``'s did not — each
+    character position initialised to the plain position letter i most often had in ``src``'s prompts."""
+    from diffusers import UNet2DConditionModel
+    from transformers import CLIPTextModel
+
+    unet.load_state_dict(UNet2DConditionModel.from_pretrained(src / "unet" / "model" / "unet").state_dict())
+    old = CLIPTextModel.from_pretrained(src / "unet" / "model" / "text_encoder").state_dict()
+    new = text.state_dict()
+    key = next(k for k in new if k.endswith("position_embedding.weight"))
+    for name, value in old.items():
+        if name in new and new[name].shape == value.shape:
+            new[name] = value
+    if new[key].shape[0] > old[key].shape[0]:
+        n_old = old[key].shape[0]
+        new[key][:n_old] = old[key]
+        first_char = int(torch.mode((ids == quote).float().argmax(dim=1)).values) + 1
+        for i in range(n_old, new[key].shape[0]):
+            new[key][i] = old[key][min(first_char + i - N.MAX_TOKENS, n_old - 1)]
+    text.load_state_dict(new)
 
 
 def export(args) -> dict:
@@ -170,6 +203,11 @@ def main(argv=None) -> None:
     p.add_argument("--snr-gamma", type=float, default=5.0)
     p.add_argument("--ema", type=float, default=0.999)
     p.add_argument("--unet-overrides", default="{}", help="JSON overrides of UNET_CONFIG (tests use tiny ones)")
+    p.add_argument("--text-overrides", default="{}",
+                   help='JSON overrides of TEXT_CONFIG; \'{"max_position_embeddings": 64}\' gives the quoted '
+                        "characters their index in the word as position ids (networks.position_ids)")
+    p.add_argument("--init-from", type=Path, default=None,
+                   help="start the UNet phase from another run's EMA weights (RUN/unet/model) instead of random")
     p.add_argument("--vae-overrides", default="{}", help="JSON overrides of VAE_CONFIG (tests use tiny ones)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)

@@ -9,7 +9,10 @@
   parameters, sized so that a few thousand training steps fit in two hours on one CPU core;
 * ``CLIPTextModel`` (the 3D Layout tab's tiny text encoder) behind a **character-level** tokenizer:
   the template words are word tokens, the text between quotes is split into single characters, so
-  the spelling of the word has to pass through cross-attention, as in the paper's models;
+  the spelling of the word has to pass through cross-attention, as in the paper's models. A text
+  encoder with ``max_position_embeddings >= 2 * MAX_TOKENS`` takes **character positions**: the
+  i-th quoted character gets position id ``MAX_TOKENS + i`` whatever the template before it, so
+  "letter i of the word" is one learned embedding (:func:`position_ids`);
 * SD's noise schedule (scaled-linear β 0.00085–0.012, 1000 steps, ε-prediction), sampled with DDIM.
 
 The model writes words of 3–8 letters a–z, drawn in capitals (the tokenizer lowercases).
@@ -23,14 +26,15 @@ import string
 from typing import TYPE_CHECKING
 
 from backends.layout3d import networks as _layout3d
-from backends.layout3d.networks import MAX_TOKENS, VOCAB_SPECIAL, encode_prompts
+from backends.layout3d.networks import MAX_TOKENS, VOCAB_SPECIAL
 
 if TYPE_CHECKING:  # torch is imported where it is used: building the tab must not load it
     import torch
 
 __all__ = ["ALPHABET", "IMAGE_SIZE", "LATENT_SIZE", "MAX_TOKENS", "POSITION_PLANES", "PROMPT_WORDS",
            "SCHEDULER_CONFIG", "TEXT_CONFIG", "UNET_CONFIG", "VAE_CONFIG", "build_scheduler", "build_text_encoder", "build_tokenizer", "build_unet",
-           "build_vae", "column_planes", "encode_prompts", "latent_channels", "quoted_text", "unet_input"]
+           "build_vae", "column_planes", "encode_prompts", "latent_channels", "position_ids", "quoted_text",
+           "uses_character_positions", "unet_input"]
 
 IMAGE_SIZE = (32, 128)  # H, W — RapidOCR reads clean renders of this size (upscaled) without error
 LATENT_FACTOR = 4
@@ -101,6 +105,40 @@ def build_tokenizer():
 
 def build_text_encoder(vocab_size: int, **overrides):
     return _layout3d.build_text_encoder(vocab_size, **{**TEXT_CONFIG, **overrides})
+
+
+def uses_character_positions(text_encoder) -> bool:
+    """Whether ``text_encoder`` was trained with :func:`position_ids` (it has room for them), else plain 0…n-1."""
+    return text_encoder.config.max_position_embeddings >= 2 * MAX_TOKENS
+
+
+def position_ids(ids: torch.Tensor, quote_id: int) -> torch.Tensor:
+    """Position ids for token ``ids`` (B×L): 0…L-1, except that the tokens after the first quote take
+    ``MAX_TOKENS + i`` (i = 0 for the first character, the closing quote gets the word's length).
+
+    Template prefixes differ in length ("a sign that says" vs "a brick wall that says"), so with plain
+    positions the same letter index sits at different ids; this way the cross-attention can match a
+    column of the image to "letter i" directly.
+    """
+    import torch
+
+    plain = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
+    is_quote = ids == quote_id
+    opened = is_quote.cumsum(dim=1)  # 1 from the opening quote on, 2 from the closing one
+    first = torch.where(is_quote.any(dim=1), is_quote.float().argmax(dim=1), torch.full_like(ids[:, 0], ids.shape[1]))
+    inside = (opened == 1) & ~is_quote | (opened == 2) & is_quote  # the characters and the closing quote
+    char_index = plain - first[:, None] - 1
+    return torch.where(inside, MAX_TOKENS + char_index, plain)
+
+
+def encode_prompts(tokenizer, text_encoder, prompts: list[str]) -> torch.Tensor:
+    """B×L×D hidden states of ``prompts`` (padded to ``MAX_TOKENS``), with character positions when the
+    encoder was trained with them."""
+    ids = tokenizer(prompts, padding="max_length", max_length=tokenizer.model_max_length, truncation=True,
+                    return_tensors="pt").input_ids.to(text_encoder.device)
+    if not uses_character_positions(text_encoder):
+        return text_encoder(ids)[0]
+    return text_encoder(ids, position_ids=position_ids(ids, tokenizer.convert_tokens_to_ids('"')))[0]
 
 
 def build_vae(**overrides):

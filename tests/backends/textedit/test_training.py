@@ -72,3 +72,31 @@ def test_eval_generates_held_out_words_and_scores_both_engines(run):
         scores = metrics["ocr"][engine]
         assert 0.0 <= scores["char_f1"] <= 1.0 and len(scores["reads"]) == 2
     assert (root / "run" / "eval" / "samples.png").exists()
+
+
+def test_warm_start_into_character_positions(run):
+    """``--init-from`` copies the UNet and the text encoder; character position i starts as the plain
+    position letter i had in the source run's prompts."""
+    import torch
+    from diffusers import UNet2DConditionModel
+    from transformers import CLIPTextModel
+
+    from backends.textedit import networks as N
+    from training.textedit_model import main
+
+    root, common = run
+    (root / "warm").mkdir()
+    (root / "warm" / "vae").symlink_to(root / "run" / "vae")
+    args = [a if a != str(root / "run") else str(root / "warm") for a in common]
+    main(["--phase", "unet", "--max-steps", "0", "--batch", "4", "--unet-overrides", TINY_UNET, "--data-style", "mono",
+          "--text-overrides", json.dumps({"max_position_embeddings": 2 * N.MAX_TOKENS}),
+          "--init-from", str(root / "run"), *args])
+    src, dst = root / "run" / "unet" / "model", root / "warm" / "unet" / "model"
+    a, b = (UNet2DConditionModel.from_pretrained(d / "unet").state_dict() for d in (src, dst))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    old, new = (CLIPTextModel.from_pretrained(d / "text_encoder") for d in (src, dst))
+    assert N.uses_character_positions(new) and not N.uses_character_positions(old)
+    table = {m: next(p for n, p in m.named_parameters() if n.endswith("position_embedding.weight")) for m in (old, new)}
+    assert torch.equal(table[new][: N.MAX_TOKENS], table[old])
+    # [BOS] a <one or two template words> that says " → the first letter sits at plain position 6 or 7
+    assert any(torch.equal(table[new][N.MAX_TOKENS], table[old][k]) for k in (6, 7))
