@@ -12,6 +12,15 @@ x_σ = (1−σ)·x0 + σ·ε, target v = ε − x0, σ uniform with a quarter of
 first, most important step of a 1–3-step Euler sampler). AdamW, EMA, checkpoints and a loss log in
 ``--run-dir``; every checkpoint is evaluated (AbsRel after a per-video scale-and-shift fit) on
 held-out clips.
+
+Temporal consistency (flags; the defaults reproduce the shipped recipe, which has none of them):
+``--temporal-weight`` adds a temporal-gradient-matching loss (Video Depth Anything, CVPR 2025) on
+clips of more than one frame: the L1 distance between the predicted frame-to-frame change of the
+clean disparity latent and the true change, so errors that differ from frame to frame (flicker) cost
+more than errors shared by the clip. ``--duration-p`` re-weights the clip lengths (single frames
+teach the temporal layers nothing). ``--zero-start-p`` gives that share of the σ = 1 samples the
+zero latent instead of noise — the pipeline's default start (``initial_noise="zero"``), so the
+first Euler step is trained on exactly what inference feeds it.
 """
 
 from __future__ import annotations
@@ -47,21 +56,43 @@ def encode_batch(codec, rgb: np.ndarray, disp: np.ndarray) -> tuple[torch.Tensor
     return zd.unflatten(0, (b, f)), zr.unflatten(0, (b, f))
 
 
+def temporal_gradient_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Temporal gradient matching: mean |(x̂_{t+1} − x̂_t) − (x_{t+1} − x_t)| over B×F×… clips (0 when F = 1).
+
+    Zero for any prediction whose error is the same in every frame; positive when the prediction changes
+    from frame to frame differently from the truth (flicker, frames out of order).
+    """
+    if pred.shape[1] < 2:
+        return pred.new_zeros(())
+    return (pred.diff(dim=1) - target.diff(dim=1)).abs().mean()
+
+
 def flow_matching_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, positions: torch.Tensor,
-                       gen: torch.Generator, sigma_one_p: float = 0.25, prediction: str = "sample") -> torch.Tensor:
-    """MSE on the velocity ε − x0 (``v_prediction``) or on the clean latent x0 (``sample``)."""
+                       gen: torch.Generator, sigma_one_p: float = 0.25, prediction: str = "sample",
+                       temporal_weight: float = 0.0, zero_start_p: float = 0.0) -> tuple[torch.Tensor, dict]:
+    """MSE on the velocity ε − x0 (``v_prediction``) or on the clean latent x0 (``sample``), plus
+    ``temporal_weight`` × :func:`temporal_gradient_loss` of the implied clean latent. Returns (loss, parts)."""
     b = z_disp.shape[0]
     sigma = torch.rand(b, generator=gen)
-    sigma = torch.where(torch.rand(b, generator=gen) < sigma_one_p, torch.ones_like(sigma), sigma)
+    one = torch.rand(b, generator=gen) < sigma_one_p
+    sigma = torch.where(one, torch.ones_like(sigma), sigma)
     noise = torch.randn(z_disp.shape, generator=gen)
+    if zero_start_p > 0:  # the pipeline's default start: every frame's latent at zero, σ = 1
+        zero = one & (torch.rand(b, generator=gen) < zero_start_p)
+        noise = torch.where(zero.view(b, 1, 1, 1, 1), torch.zeros_like(noise), noise)
     s = sigma.view(b, 1, 1, 1, 1)
     noisy = (1 - s) * z_disp + s * noise
     pred = unet(torch.cat([noisy, z_rgb], 2), sigma * 1000, position_ids=positions).sample
-    return F.mse_loss(pred, noise - z_disp if prediction == "v_prediction" else z_disp)
+    mse = F.mse_loss(pred, noise - z_disp if prediction == "v_prediction" else z_disp)
+    if not temporal_weight:
+        return mse, {"mse": mse.item()}
+    x0 = pred if prediction == "sample" else noisy - s * pred
+    tgm = temporal_gradient_loss(x0, z_disp)
+    return mse + temporal_weight * tgm, {"mse": mse.item(), "tgm": tgm.item()}
 
 
-def sample_step(clips, rng: np.random.Generator, frames_per_step: int):
-    f = int(rng.choice(DURATIONS, p=DURATION_P))
+def sample_step(clips, rng: np.random.Generator, frames_per_step: int, duration_p=DURATION_P):
+    f = int(rng.choice(DURATIONS, p=duration_p))
     f = min(f, frames_per_step)
     rgb, disp, idx = sample_windows(clips, rng, f, max(1, frames_per_step // f))
     rate = int(rng.choice(RATE_FACTORS))
@@ -130,11 +161,13 @@ def train(args) -> dict:
     ema.eval()
     rng = np.random.default_rng(args.seed + step)
     gen = torch.Generator().manual_seed(args.seed + step)
-    t0, last, losses = time.time() - elapsed, time.time(), []
+    _log(run, f"recipe: {json.dumps(_recipe(args))}")
+    t0, last, losses, parts = time.time() - elapsed, time.time(), [], []
     while time.time() - t0 < args.hours * 3600 and (args.max_steps is None or step < args.max_steps):
-        rgb, disp, positions = sample_step(clips, rng, args.frames_per_step)
+        rgb, disp, positions = sample_step(clips, rng, args.frames_per_step, args.duration_p)
         z_disp, z_rgb = encode_batch(codec, rgb, disp)
-        loss = flow_matching_loss(unet, z_disp, z_rgb, positions, gen, prediction=args.prediction)
+        loss, part = flow_matching_loss(unet, z_disp, z_rgb, positions, gen, prediction=args.prediction,
+                                        temporal_weight=args.temporal_weight, zero_start_p=args.zero_start_p)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
@@ -144,8 +177,11 @@ def train(args) -> dict:
         _ema_update(ema, unet, step, args.ema)
         step += 1
         losses.append(loss.item())
+        parts.append(part)
         if step % args.log_every == 0:
-            _log(run, f"step {step} loss {np.mean(losses[-args.log_every:]):.4f} "
+            recent = parts[-args.log_every:]
+            detail = "".join(f" {k} {np.mean([p[k] for p in recent]):.4f}" for k in ("mse", "tgm") if "tgm" in part)
+            _log(run, f"step {step} loss {np.mean(losses[-args.log_every:]):.4f}{detail} "
                       f"elapsed {(time.time() - t0) / 60:.1f} min")
         if time.time() - last > args.checkpoint_minutes * 60:
             _save(run, unet, ema, opt, step, time.time() - t0, losses, codec, held_out, args)
@@ -162,10 +198,23 @@ def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, codec, h
         if args.eval_during_training else {}
     info = {"steps": step, "minutes": round(elapsed / 60, 1), "frames_per_step": args.frames_per_step,
             "prediction": args.prediction, "init_from_steps": args.init_from_steps,
-            "final_loss": float(np.mean(losses[-200:])) if losses else None, "eval_1step": metrics}
+            "final_loss": float(np.mean(losses[-200:])) if losses else None, "eval_1step": metrics, **_recipe(args)}
     (run / "info.json").write_text(json.dumps(info, indent=1))
     _log(run, f"checkpoint {json.dumps(info)}")
     return info
+
+
+def _recipe(args) -> dict:
+    """The temporal-consistency settings of a run (recorded in info.json and the log)."""
+    return {"temporal_weight": args.temporal_weight, "duration_p": list(args.duration_p),
+            "zero_start_p": args.zero_start_p, "lr": args.lr, "ema": args.ema}
+
+
+def _probabilities(text: str) -> tuple[float, ...]:
+    p = tuple(float(x) for x in text.split(","))
+    if len(p) != len(DURATIONS) or min(p) < 0 or abs(sum(p) - 1) > 1e-6:
+        raise argparse.ArgumentTypeError(f"need {len(DURATIONS)} probabilities summing to 1 for clip lengths {DURATIONS}")
+    return p
 
 
 def export(args) -> dict:
@@ -231,6 +280,12 @@ def main(argv=None) -> None:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--prediction", choices=("sample", "v_prediction"), default="sample",
                    help="UNet target: the clean latent x0 (default) or the velocity ε − x0 (as published)")
+    p.add_argument("--temporal-weight", type=float, default=0.0,
+                   help="weight of the temporal-gradient-matching loss on multi-frame clips (0: the shipped recipe)")
+    p.add_argument("--duration-p", type=_probabilities, default=DURATION_P,
+                   help=f"probabilities of the clip lengths {DURATIONS}, comma-separated (default {DURATION_P})")
+    p.add_argument("--zero-start-p", type=float, default=0.0,
+                   help="share of σ = 1 samples started from the zero latent (the pipeline's default) instead of noise")
     p.add_argument("--init-from", type=Path, default=None, help="state.pt whose EMA weights start a new run")
     p.add_argument("--init-from-steps", type=int, default=0, help="steps that --init-from had trained (recorded)")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "videodepth")

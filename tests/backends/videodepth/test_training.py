@@ -24,3 +24,41 @@ def test_trains_checkpoints_and_resumes(tmp_path):
     T.main([*args, "--max-steps", "5", "--resume"])
     log = (tmp_path / "run" / "log.txt").read_text()
     assert "resumed at step 3" in log and "step 5 loss" in log
+
+
+def test_temporal_gradient_loss_is_zero_for_the_truth_and_flags_flicker():
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    target = torch.randn(2, 6, 4, 3, 3, generator=g).cumsum(1)  # a clip that changes from frame to frame
+    assert T.temporal_gradient_loss(target, target).item() == 0
+    # an error shared by every frame is not flicker: only the change from frame to frame counts
+    assert T.temporal_gradient_loss(target + torch.randn(2, 1, 4, 3, 3, generator=g), target).item() < 1e-6
+    shuffled = target[:, torch.tensor([3, 0, 5, 1, 4, 2])]
+    assert T.temporal_gradient_loss(shuffled, target).item() > 0.5
+    flicker = target + 0.1 * torch.randn(target.shape, generator=g)
+    assert 0 < T.temporal_gradient_loss(flicker, target).item() < T.temporal_gradient_loss(shuffled, target).item()
+    assert T.temporal_gradient_loss(target[:, :1] + 1, target[:, :1]).item() == 0  # single frames: nothing temporal
+
+
+def test_temporal_recipe_trains_and_is_recorded(tmp_path):
+    args = ["--run-dir", str(tmp_path / "run"), "--data-dir", str(tmp_path / "data"), "--train-clips", "2",
+            "--eval-clips", "1", "--eval-during-training", "0", "--frames-per-step", "4", "--unet-config", TINY,
+            "--log-every", "1", "--max-steps", "2", "--temporal-weight", "0.5", "--zero-start-p", "1",
+            "--duration-p", "0,0,1,0,0"]
+    T.main(args)
+    info = json.loads((tmp_path / "run" / "info.json").read_text())
+    assert info["temporal_weight"] == 0.5 and info["duration_p"] == [0, 0, 1, 0, 0] and info["zero_start_p"] == 1
+    log = (tmp_path / "run" / "log.txt").read_text()
+    tgm = [float(line.split(" tgm ")[1].split()[0]) for line in log.splitlines() if " tgm " in line]
+    assert len(tgm) == 2 and all(t > 0 for t in tgm)  # 4-frame clips only: the temporal term is active
+
+
+def test_duration_probabilities_are_validated():
+    import argparse
+
+    import pytest
+
+    assert T._probabilities("0.2,0.2,0.2,0.2,0.2") == (0.2,) * 5
+    with pytest.raises(argparse.ArgumentTypeError):
+        T._probabilities("0.5,0.5")
