@@ -1,8 +1,10 @@
 """Gaussians to files that common splat viewers open: the 3DGS ``.ply`` layout and antimatter15's ``.splat``.
 
-3DGS ``.ply`` (binary little-endian, one vertex per Gaussian): x y z, nx ny nz (zeros), f_dc_0..2 (degree-0
-spherical-harmonic colour, rgb = 0.5 + C0·f_dc), opacity (logit), scale_0..2 (log of the standard
-deviations), rot_0..3 (unit quaternion w x y z). ``.splat``: 32 bytes per Gaussian — position and
+3DGS ``.ply`` (binary little-endian, one vertex per Gaussian, the field order of the Inria trainer's output):
+x y z, nx ny nz (zeros), f_dc_0..2 (degree-0 spherical-harmonic colour, rgb = 0.5 + C0·f_dc), f_rest_0..44
+(the degree-1–3 coefficients: zeros, our colours do not depend on the view — written because viewers
+built on the reference loader expect all 48 coefficients), opacity (logit), scale_0..2 (log of the
+standard deviations), rot_0..3 (unit quaternion w x y z). ``.splat``: 32 bytes per Gaussian — position and
 linear scales as float32, RGBA as uint8, the quaternion (w x y z) as uint8 (q·128 + 128). Our Gaussians
 carry full covariances; writing them means an eigen-decomposition Σ = R diag(s²) Rᵀ with R a rotation.
 """
@@ -21,8 +23,9 @@ from .gom import Gaussians
 
 SH_C0 = 0.28209479177387814
 MIN_SCALE = 1e-7
-_PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2", "opacity"]
-               + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
+SH_REST = 45  # 3 colours × 15 coefficients of degrees 1–3
+_PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"] + [f"f_rest_{i}" for i in range(SH_REST)]
+               + ["opacity"] + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
 
 
 def covariance_to_scale_rotation(covars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,8 +98,8 @@ def write_ply(g: Gaussians, path: str | Path) -> Path:
 
 
 def read_ply(source: str | Path | bytes) -> Gaussians:
-    """Read a 3DGS ``.ply`` (binary little-endian, float properties; extra properties such as f_rest_* are
-    skipped) back into Gaussians with full covariances."""
+    """Read a 3DGS ``.ply`` (binary little-endian, float properties; normals, f_rest_* and other extra
+    properties are optional and skipped) back into Gaussians with full covariances."""
     raw = source if isinstance(source, bytes) else Path(source).read_bytes()
     end = raw.find(b"end_header\n")
     if not raw.startswith(b"ply\n") or end < 0:
@@ -113,7 +116,7 @@ def read_ply(source: str | Path | bytes) -> Gaussians:
             if parts[1] not in ("float", "float32"):
                 raise InputError(f"PLY property {parts[-1]} is {parts[1]}; Gaussians are stored as floats.")
             props.append(parts[2])
-    missing = [f for f in _PLY_FIELDS if f not in props and not f.startswith("n")]
+    missing = [f for f in _PLY_FIELDS if f not in props and not f.startswith(("n", "f_rest"))]
     if count is None or missing:
         raise InputError(f"This PLY has no Gaussians in the 3DGS layout (missing: {', '.join(missing) or 'vertices'}).")
     data = np.frombuffer(raw, dtype=[(p, "<f4") for p in props], count=count, offset=end + len(b"end_header\n"))

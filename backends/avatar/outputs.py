@@ -1,7 +1,7 @@
 """Raw outputs of an avatar, written the same way by the tab and the CLI, and read back.
 
-- ``gaussians.ply``: the posed Gaussians in the standard 3DGS layout (x y z nx ny nz f_dc_0..2 opacity
-  scale_0..2 rot_0..3; SH degree 0, so no f_rest) — opens in common splat viewers;
+- ``gaussians.ply``: the posed Gaussians in the standard 3DGS layout (x y z nx ny nz f_dc_0..2
+  f_rest_0..44 (zeros) opacity scale_0..2 rot_0..3) — opens in common splat viewers;
 - ``mesh.obj`` / ``mesh.ply``: the posed rendering mesh with per-vertex colours;
 - ``avatar.safetensors``: everything to reload and re-pose the avatar (coarse mesh, skinning weights,
   per-face Gaussian parameters, the skeleton), with its card as metadata;

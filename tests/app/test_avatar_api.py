@@ -27,8 +27,8 @@ def _anny_loaded_once():
 
 
 NEUTRAL = [0, 45, 45, 0, 0, 5, 5, 0, 0, 5, 5, 0, 0, 0, 0]  # the sliders in the tab's order (A-pose)
-PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2", "opacity"]
-              + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
+PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"] + [f"f_rest_{i}" for i in range(45)]
+              + ["opacity"] + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
 
 
 def reconstruct(client, source="synthetic", subject=0, views=2, iters=1, images=None, masks=None, spec=None,

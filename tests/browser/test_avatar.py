@@ -26,8 +26,8 @@ def _anny_loaded_once():
     body.body_model(Settings())
 
 
-PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2", "opacity"]
-              + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
+PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"] + [f"f_rest_{i}" for i in range(45)]
+              + ["opacity"] + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
 
 
 def viewer_pixels(page) -> np.ndarray:

@@ -5,6 +5,7 @@ import torch
 from backends.avatar.export import (
     covariance_to_scale_rotation,
     matrix_to_quaternion,
+    ply_bytes,
     quaternion_to_matrix,
     read_ply,
     splat_bytes,
@@ -27,7 +28,7 @@ def random_gaussians(n=50, seed=0):
 def test_ply_round_trip_keeps_every_gaussian(tmp_path):
     g = random_gaussians()
     path = write_ply(g, tmp_path / "avatar.ply")
-    text = path.read_bytes()[:1000].decode("ascii", errors="ignore")
+    text = path.read_bytes()[:3000].decode("ascii", errors="ignore")
     assert text.startswith("ply\nformat binary_little_endian 1.0\nelement vertex 50\n")
     for prop in ("x", "f_dc_0", "f_dc_2", "opacity", "scale_0", "scale_2", "rot_0", "rot_3"):
         assert f"property float {prop}\n" in text
@@ -36,6 +37,25 @@ def test_ply_round_trip_keeps_every_gaussian(tmp_path):
     assert torch.allclose(back.colors, g.colors, atol=1e-6)
     assert torch.allclose(back.opacities, g.opacities, atol=1e-6)
     assert torch.allclose(back.covars, g.covars, atol=1e-7, rtol=1e-4)
+
+
+def test_ply_has_the_reference_trainers_field_order(tmp_path):
+    """The Inria 3DGS trainer's ``save_ply`` order, all 48 SH coefficients included (viewers built on its
+    loader read them by position); a file without normals and f_rest still reads."""
+    raw = write_ply(random_gaussians(), tmp_path / "a.ply").read_bytes()
+    header = raw[:raw.index(b"end_header")].decode("ascii").splitlines()
+    props = [line.split()[2] for line in header if line.startswith("property")]
+    assert props == (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"]
+                     + [f"f_rest_{i}" for i in range(45)] + ["opacity", "scale_0", "scale_1", "scale_2",
+                                                             "rot_0", "rot_1", "rot_2", "rot_3"])
+    assert len(raw) - raw.index(b"end_header\n") - len(b"end_header\n") == 50 * len(props) * 4
+    g = random_gaussians()
+    data = np.frombuffer(ply_bytes(g)[raw.index(b"end_header\n") + 11:], dtype=[(p, "<f4") for p in props])
+    assert np.all(np.stack([data[f"f_rest_{i}"] for i in range(45)]) == 0)
+    keep = [p for p in props if not p.startswith(("n", "f_rest"))]
+    slim = ("ply\nformat binary_little_endian 1.0\nelement vertex 50\n"
+            + "".join(f"property float {p}\n" for p in keep) + "end_header\n").encode() + data[keep].tobytes()
+    assert torch.allclose(read_ply(slim).means, g.means, atol=1e-6)
 
 
 def test_thin_steiner_gaussians_survive_the_ply(tmp_path):
