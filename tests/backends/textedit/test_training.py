@@ -19,7 +19,7 @@ def run(tmp_path_factory):
               "--hours", "1", "--threads", "1"]
     main(["--phase", "vae", "--max-steps", "2", "--batch-vae", "2", "--vae-overrides", TINY_VAE, *common])
     main(["--phase", "unet", "--max-steps", "2", "--batch", "4", "--unet-overrides", TINY_UNET, "--data-style", "mono",
-          *common])
+          "--text-weight", "4", *common])
     return root, common
 
 
@@ -100,3 +100,17 @@ def test_warm_start_into_character_positions(run):
     assert torch.equal(table[new][: N.MAX_TOKENS], table[old])
     # [BOS] a <one or two template words> that says " → the first letter sits at plain position 6 or 7
     assert any(torch.equal(table[new][N.MAX_TOKENS], table[old][k]) for k in (6, 7))
+
+
+def test_text_region_weights_cover_the_words_latent_cells():
+    import torch
+
+    from training.textedit_model import text_region_weights
+
+    w = text_region_weights(torch.tensor([[6, 7, 50, 25], [0, 0, 128, 32]]), (8, 32), 4.0)
+    assert w.shape == (2, 1, 8, 32) and torch.allclose(w.mean(dim=(1, 2, 3)), torch.ones(2))
+    inside = torch.zeros(8, 32, dtype=torch.bool)
+    inside[1:7, 1:13] = True  # pixels 6..49 × 7..24 → latent columns 1..12, rows 1..6 (4 px per cell)
+    assert torch.allclose(w[0, 0][inside], w[0, 0, 1, 1]) and torch.allclose(w[0, 0][~inside], w[0, 0, 0, 0])
+    assert torch.isclose(w[0, 0, 1, 1] / w[0, 0, 0, 0], torch.tensor(5.0))
+    assert torch.equal(w[1], torch.ones(1, 8, 32))  # a box over everything: plain MSE
