@@ -21,17 +21,24 @@ from backends.textedit import ocr
 from backends.textedit.data import HELD_OUT_WORDS, held_out_prompts
 
 
-def load_run_model(run_dir: Path):
-    """(vae, unet, text_encoder, tokenizer, scheduler) of the run's latest EMA checkpoint, in fp32."""
+def load_run_model(run_dir: Path, weights: str = "ema"):
+    """(vae, unet, text_encoder, tokenizer, scheduler) of the run's latest checkpoint, in fp32: its EMA
+    weights, or with ``weights="raw"`` the optimizer's own (better while the EMA still lags a fast change)."""
     from diffusers import AutoencoderKL, UNet2DConditionModel
     from transformers import CLIPTextModel, PreTrainedTokenizerFast
 
     from backends.textedit.networks import build_scheduler
 
     src = run_dir / "unet" / "model"
-    return (AutoencoderKL.from_pretrained(run_dir / "vae" / "model").eval(),
-            UNet2DConditionModel.from_pretrained(src / "unet").eval(),
-            CLIPTextModel.from_pretrained(src / "text_encoder").eval(),
+    unet = UNet2DConditionModel.from_pretrained(src / "unet").eval()
+    text = CLIPTextModel.from_pretrained(src / "text_encoder").eval()
+    if weights == "raw":
+        state = torch.load(run_dir / "unet" / "state.pt", weights_only=False)
+        unet.load_state_dict(state["unet"])
+        text.load_state_dict(state["text"])
+    elif weights != "ema":
+        raise ValueError(f"weights must be 'ema' or 'raw', not {weights!r}")
+    return (AutoencoderKL.from_pretrained(run_dir / "vae" / "model").eval(), unet, text,
             PreTrainedTokenizerFast.from_pretrained(src / "tokenizer"), build_scheduler("ddim"))
 
 
@@ -62,7 +69,7 @@ def score(images: np.ndarray, words: list[str]) -> dict:
 
 def evaluate(args) -> dict:
     t0 = time.time()
-    components = load_run_model(args.run_dir)
+    components = load_run_model(args.run_dir, args.weights)
     pairs = held_out_prompts()[:args.eval_words]
     words, prompts = [w for w, _ in pairs], [p for _, p in pairs]
     images = np.concatenate([generate(components, prompts[i:i + 16], args.seed + i, args.eval_steps,
@@ -70,10 +77,10 @@ def evaluate(args) -> dict:
     result = score(images, words)
     ceilings = _ceilings(components[0], pairs, args.seed)
     info = json.loads((args.run_dir / "unet" / "info.json").read_text())
-    summary = {"unet_steps": info["steps"], "held_out_words": len(words), "of_held_out": len(HELD_OUT_WORDS), "words": words, "ddim_steps": args.eval_steps,
+    summary = {"unet_steps": info["steps"], "weights": args.weights, "held_out_words": len(words), "of_held_out": len(HELD_OUT_WORDS), "words": words, "ddim_steps": args.eval_steps,
                "guidance_scale": args.eval_guidance, "seconds": round(time.time() - t0, 1), "ocr": result,
                "ceilings": ceilings}
-    out = args.run_dir / "eval"
+    out = args.run_dir / ("eval" if args.weights == "ema" else f"eval-{args.weights}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(summary, indent=1))
     _contact_sheet(images, out / "samples.png")

@@ -171,19 +171,21 @@ def warm_start(unet, text, src: Path, ids: torch.Tensor, quote: int) -> None:
 
 
 def export(args) -> dict:
-    """fp16 EMA weights saved by ``TextEditPipeline.save_pretrained`` (model_index.json + component folders)."""
+    """fp16 weights (EMA, or ``--weights raw``) saved by ``TextEditPipeline.save_pretrained`` (model_index.json +
+    component folders)."""
     from backends.textedit.pipeline import TextEditPipeline
     from training.textedit_eval import load_run_model
 
-    vae, unet, text, tok, sched = load_run_model(args.run_dir)
+    vae, unet, text, tok, sched = load_run_model(args.run_dir, args.weights)
     pipe = TextEditPipeline(vae=vae.to(torch.float16), text_encoder=text.to(torch.float16), tokenizer=tok,
                             unet=unet.to(torch.float16), scheduler=sched)
     args.out.mkdir(parents=True, exist_ok=True)
     pipe.save_pretrained(args.out, safe_serialization=True)
     info = {"vae": json.loads((args.run_dir / "vae" / "info.json").read_text()),
             "unet": json.loads((args.run_dir / "unet" / "info.json").read_text())}
+    info["unet"]["weights"] = args.weights
     (args.out / "training.json").write_text(json.dumps(info, indent=1))
-    evaluation = args.run_dir / "eval" / "metrics.json"
+    evaluation = args.run_dir / ("eval" if args.weights == "ema" else f"eval-{args.weights}") / "metrics.json"
     if evaluation.exists():  # the card's numbers: the eval phase's result on the exported weights
         metrics = json.loads(evaluation.read_text())
         if metrics["unet_steps"] != info["unet"]["steps"]:
@@ -235,6 +237,8 @@ def main(argv=None) -> None:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--eval-steps", type=int, default=20, help="DDIM steps of the eval phase")
     p.add_argument("--eval-guidance", type=float, default=5.0, help="the tab's default")
+    p.add_argument("--weights", choices=("ema", "raw"), default="ema",
+                   help="which weights of the last checkpoint the eval and export phases use")
     p.add_argument("--eval-words", type=int, default=None, help="evaluate only the first N held-out words")
     p.add_argument("--data-dir", type=Path, default=ROOT / "training" / "data")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "textedit")

@@ -114,3 +114,16 @@ def test_text_region_weights_cover_the_words_latent_cells():
     assert torch.allclose(w[0, 0][inside], w[0, 0, 1, 1]) and torch.allclose(w[0, 0][~inside], w[0, 0, 0, 0])
     assert torch.isclose(w[0, 0, 1, 1] / w[0, 0, 0, 0], torch.tensor(5.0))
     assert torch.equal(w[1], torch.ones(1, 8, 32))  # a box over everything: plain MSE
+
+
+def test_raw_weights_are_the_optimizers_not_the_ema(run):
+    import torch
+
+    from training.textedit_eval import load_run_model
+
+    root, _ = run
+    ema, raw = load_run_model(root / "run"), load_run_model(root / "run", "raw")
+    state = torch.load(root / "run" / "unet" / "state.pt", weights_only=False)
+    assert all(torch.equal(v, state["unet"][k]) for k, v in raw[1].state_dict().items())
+    assert all(torch.equal(v, state["ema_unet"][k]) for k, v in ema[1].state_dict().items())
+    assert any(not torch.equal(v, ema[1].state_dict()[k]) for k, v in raw[1].state_dict().items())
