@@ -238,7 +238,8 @@ def export(args) -> dict:
     pipe.unet.to(torch.float32)
     metrics.update(train_steps=info["steps"] + info.get("init_from_steps", 0), prediction=pipe.config.prediction_type,
                    train_minutes=info["minutes"], frames_per_step=info["frames_per_step"],
-                   final_loss=info["final_loss"], params_m=round(sum(p.numel() for p in unet.parameters()) / 1e6, 2))
+                   final_loss=info["final_loss"], params_m=round(sum(p.numel() for p in unet.parameters()) / 1e6, 2),
+                   recipe={k: info[k] for k in ("temporal_weight", "duration_p", "zero_start_p", "lr", "ema") if k in info})
     (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
     _real_photographs(pipe, out / "real_photographs.png")
     return metrics

@@ -62,3 +62,16 @@ def test_duration_probabilities_are_validated():
     assert T._probabilities("0.2,0.2,0.2,0.2,0.2") == (0.2,) * 5
     with pytest.raises(argparse.ArgumentTypeError):
         T._probabilities("0.5,0.5")
+
+
+def test_export_records_the_recipe_and_scores_against_per_frame(tmp_path):
+    from backends.videodepth.pipeline import VideoDepthPipeline
+
+    args = ["--run-dir", str(tmp_path / "run"), "--data-dir", str(tmp_path / "data"), "--train-clips", "2",
+            "--eval-clips", "1", "--eval-during-training", "0", "--frames-per-step", "4", "--unet-config", TINY]
+    T.main([*args, "--max-steps", "1", "--temporal-weight", "0.25"])
+    T.main([*args, "--phase", "export", "--export-eval-clips", "1", "--out", str(tmp_path / "asset")])
+    metrics = json.loads((tmp_path / "asset" / "metrics.json").read_text())
+    assert metrics["recipe"]["temporal_weight"] == 0.25 and metrics["train_steps"] == 1
+    assert {"model_tae", "perframe_tae", "model_absrel", "perframe_absrel"} <= set(metrics["steps_3"])
+    assert VideoDepthPipeline.from_pretrained(tmp_path / "asset").config.prediction_type == "sample"
