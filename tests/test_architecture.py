@@ -23,9 +23,7 @@ def test_backends_never_import_gradio():
 
 # Tab modules written but not shown yet, each with the reason (a tab either does the real thing or is
 # not shown): take a line out when its tab is registered.
-NOT_YET_SHOWN = {
-    "textedit": "the embedded text model cannot spell yet (assets/textedit-embedded/README.md: char F1 0.21)",
-}
+NOT_YET_SHOWN: dict[str, str] = {}
 
 
 def test_every_tab_module_is_registered():

@@ -25,6 +25,7 @@ from backends.common.seeding import seed_everything
 from backends.layout3d import networks as N
 from backends.layout3d.data import cached_split
 from training import latent_vae
+from training.asset_files import drop_name_or_path
 from training.latent_vae import images_to_tensor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,7 @@ def export(args) -> dict:
     CLIPTextModel.from_pretrained(src / "text_encoder").to(torch.float16).save_pretrained(out / "text_encoder")
     PreTrainedTokenizerFast.from_pretrained(src / "tokenizer").save_pretrained(out / "tokenizer")
     DDIMScheduler(**N.SCHEDULER_CONFIG).save_pretrained(out / "scheduler")
+    drop_name_or_path(out)
     info = {"vae": json.loads((args.run_dir / "vae" / "info.json").read_text()),
             "unet": json.loads((args.run_dir / "unet" / "info.json").read_text())}
     (out / "training.json").write_text(json.dumps(info, indent=1))

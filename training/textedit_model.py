@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from backends.common.seeding import seed_everything
 from backends.textedit import networks as N
 from backends.textedit.data import DEFAULT_STYLE, STYLES, cached_training_set
+from training.asset_files import drop_name_or_path
 from training.latent_vae import (
     ema_update,
     images_to_tensor,
@@ -181,6 +182,7 @@ def export(args) -> dict:
                             unet=unet.to(torch.float16), scheduler=sched)
     args.out.mkdir(parents=True, exist_ok=True)
     pipe.save_pretrained(args.out, safe_serialization=True)
+    drop_name_or_path(args.out)
     info = {"vae": json.loads((args.run_dir / "vae" / "info.json").read_text()),
             "unet": json.loads((args.run_dir / "unet" / "info.json").read_text())}
     info["unet"]["weights"] = args.weights

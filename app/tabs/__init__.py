@@ -16,11 +16,12 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import avatar, counterfactual, games, layout3d, system, videodepth
+    from . import avatar, counterfactual, games, layout3d, system, textedit, videodepth
 
     return [
         layout3d.TAB,
         counterfactual.TAB,
+        textedit.TAB,
         avatar.TAB,
         videodepth.TAB,
         games.TAB,

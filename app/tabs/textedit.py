@@ -169,7 +169,8 @@ def build(demo: gr.Blocks) -> None:
                                     height=260, elem_id="te-region")
             edit_btn = gr.Button("Edit the text", variant="primary", elem_id="te-edit")
             edit_gallery = gr.Gallery(label="Original · edited · difference · prompt swap (baseline)", columns=2,
-                                      height=300, format="png", elem_id="te-edit-gallery")
+                                      height="auto", object_fit="contain", format="png",
+                                      elem_id="te-edit-gallery")
             edit_md = gr.Markdown(elem_id="te-edit-ocr")
             edit_files = gr.File(label="Downloads", file_count="multiple", elem_id="te-edit-files")
         with gr.Tab("Protect", id="te-tab-protect"):
@@ -179,8 +180,8 @@ def build(demo: gr.Blocks) -> None:
                 prot_text = gr.Textbox("idiot", label="Text to generate", max_length=40, elem_id="te-prot-text")
                 benign = gr.Textbox("", label="Benign word (empty: drawn with the seed)", max_length=40)
             prot_btn = gr.Button("Generate unprotected vs protected", variant="primary", elem_id="te-protect")
-            prot_gallery = gr.Gallery(label="Unprotected · protected", columns=2, height=200, format="png",
-                                      elem_id="te-prot-gallery")
+            prot_gallery = gr.Gallery(label="Unprotected · protected", columns=2, height="auto", object_fit="contain",
+                                      format="png", elem_id="te-prot-gallery")
             prot_md = gr.Markdown(elem_id="te-prot-md")
             prot_files = gr.File(label="Downloads", file_count="multiple")
         with gr.Tab("Fine-tune", id="te-tab-finetune"):

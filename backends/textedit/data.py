@@ -85,7 +85,7 @@ class DataStyle:
 
 
 STYLES = {"fonts6": DataStyle(TRAINING_FACES), "mono": DataStyle((MONO_FACE,), em_size=24, clutter=0)}
-DEFAULT_STYLE = "fonts6"  # the shipped model's (LoRA fine-tuning draws its batches in it)
+DEFAULT_STYLE = "mono"  # the shipped model's (LoRA fine-tuning draws its batches in it; the VAE learned fonts6)
 
 
 @dataclass

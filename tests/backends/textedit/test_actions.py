@@ -10,6 +10,7 @@ from backends.common.progress import CancelToken, ProgressEvent, run_to_result
 from backends.textedit.edit import EditRequest, edit
 from backends.textedit.localize import LayerScore, LocalizeRequest, choose, localize
 from backends.textedit.lora import FinetuneRequest, finetune, load_adapter
+from backends.textedit.models import PRESETS
 from backends.textedit.protect import ProtectRequest, blocked_words, check_block_list, protect
 from backends.textedit.service import GenerateRequest, generate
 
@@ -56,8 +57,9 @@ def test_bad_input_is_a_clear_message(kwargs, message):
 def test_unknown_layer_names_are_clear_and_the_session_survives(tiny_model):
     with pytest.raises(InputError, match="Unknown layer 'up_blocks.7.attn2'"):
         list(edit(EditRequest(text="cat", new_text="dog", layers=["up_blocks.7.attn2"], **FAST)))
-    with pytest.raises(InputError, match="run Localize first"):
-        list(edit(EditRequest(text="cat", new_text="dog", **FAST)))  # the embedded preset is not measured yet
+    # without layers, the embedded model's measured preset is used
+    assert run_to_result(edit(EditRequest(text="cat", new_text="dog", **FAST))).layers == list(
+        PRESETS["textedit-embedded"].edit_layers)
     assert run_to_result(generate(GenerateRequest(text="cat", **FAST))).image.shape == (8, 32, 3)
 
 
