@@ -11,8 +11,8 @@ SPECS = [
         sha256={
             "model_index.json": "6322c71a10973f241b47474c2ce2cd2aac10dd92113d04447ddddc06db3a71db",
             "scheduler/scheduler_config.json": "b551508c7fc8a1b675c87458fcb5ea64d2b1e3e8492e765f2db8c71f67c7b0c9",
-            "unet/config.json": "39134fa6c2ed5bd34d1938f277a732e9129d8fcabc8061e787497cc72f42147a",
-            "unet/diffusion_pytorch_model.safetensors": "db61373e7d22337ad44d78490e00f025c47fe9cb5840472be01de13894c6e242",
+            "unet/config.json": "f5748cad966db30d26999f488f6b93e3dd14dcdc33ff0fcbe35ba241ab9dda09",
+            "unet/diffusion_pytorch_model.safetensors": "9428fe7ad8ad053081cdbe1d70337675c968f11bdce319d0093757f97d4c4f7a",
             "vae/config.json": "9615095806c13c3da35280d6313e82170456830d1c06510f27cf975eaa19f266",
             "vae/diffusion_pytorch_model.safetensors": "830fa47e7bedf2f1dd2a4d5d1a8960952677daa3e074b94cc3b0f6174324e87c",
         },
