@@ -61,3 +61,12 @@ def test_the_header_counts_the_registered_papers():
     assert all(t.title in text for t in papers)
     assert "System" not in text.split("\n", 1)[1]
     assert header(papers[:3]).split("\n")[1].startswith("Three ICLR 2025 papers")
+
+
+def test_shipped_configs_name_no_folder_of_the_training_machine():
+    """``save_pretrained`` records where weights were loaded from; exports drop it (training/asset_files.py)."""
+    import json
+
+    configs = {str(p.relative_to(ROOT)): json.loads(p.read_text()) for p in (ROOT / "assets").rglob("config.json")}
+    assert len(configs) >= 6
+    assert [name for name, c in configs.items() if str(c.get("_name_or_path", "")).startswith("/")] == []

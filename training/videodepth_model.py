@@ -38,6 +38,7 @@ from backends.common.seeding import seed_everything
 from backends.videodepth import networks as N
 from backends.videodepth.data import cached_clips, sample_windows
 from backends.videodepth.metrics import evaluate_clip
+from training.asset_files import drop_name_or_path
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATIONS = (1, 2, 4, 8, 16)
@@ -235,6 +236,7 @@ def export(args) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     pipe.unet.to(torch.float16)
     pipe.save_pretrained(out)
+    drop_name_or_path(out)
     pipe.unet.to(torch.float32)
     metrics.update(train_steps=info["steps"] + info.get("init_from_steps", 0), prediction=pipe.config.prediction_type,
                    train_minutes=info["minutes"], frames_per_step=info["frames_per_step"],
