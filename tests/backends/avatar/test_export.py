@@ -54,7 +54,8 @@ def test_ply_has_the_reference_trainers_field_order(tmp_path):
     assert np.all(np.stack([data[f"f_rest_{i}"] for i in range(45)]) == 0)
     keep = [p for p in props if not p.startswith(("n", "f_rest"))]
     slim = ("ply\nformat binary_little_endian 1.0\nelement vertex 50\n"
-            + "".join(f"property float {p}\n" for p in keep) + "end_header\n").encode() + data[keep].tobytes()
+            + "".join(f"property float {p}\n" for p in keep) + "end_header\n").encode() \
+        + np.stack([data[p] for p in keep], 1).astype("<f4").tobytes()
     assert torch.allclose(read_ply(slim).means, g.means, atol=1e-6)
 
 

@@ -16,8 +16,8 @@ from backends.avatar.uploads import parse_upload
 from backends.common.errors import Cancelled, InputError
 from backends.common.progress import CancelToken, ProgressEvent, run_to_result
 
-STANDARD_3DGS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2", "opacity"]
-                 + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
+STANDARD_3DGS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"] + [f"f_rest_{i}" for i in range(45)]
+                 + ["opacity"] + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
 
 
 @pytest.fixture(scope="module")
