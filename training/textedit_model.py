@@ -225,7 +225,7 @@ def main(argv=None) -> None:
     p.add_argument("--snr-gamma", type=float, default=5.0)
     p.add_argument("--ema", type=float, default=0.999)
     p.add_argument("--text-weight", type=float, default=0.0,
-                   help="extra loss weight on the latent cells of the word's box (0 = plain MSE, the shipped recipe)")
+                   help="extra loss weight on the latent cells of the word's box (0 = plain MSE; the shipped model: 4)")
     p.add_argument("--unet-overrides", default="{}", help="JSON overrides of UNET_CONFIG (tests use tiny ones)")
     p.add_argument("--text-overrides", default="{}",
                    help='JSON overrides of TEXT_CONFIG; \'{"max_position_embeddings": 64}\' gives the quoted '

@@ -56,7 +56,8 @@ VAE_CONFIG = dict(
 
 POSITION_PLANES = 8  # sin/cos of the latent column at 1, 2, 4, 8 cycles per width (8 cycles ≈ one letter)
 
-# The shipped UNet takes the latents only; ``in_channels=4 + POSITION_PLANES`` adds the column planes (model card).
+# Latents only by default (the first recipe); the shipped UNet is built with ``in_channels=4 + POSITION_PLANES``,
+# which adds the column planes (training flags in assets/textedit-embedded/README.md).
 UNET_CONFIG = dict(
     sample_size=list(LATENT_SIZE), in_channels=4, out_channels=4, layers_per_block=1,
     down_block_types=("CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"),
