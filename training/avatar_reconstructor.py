@@ -139,25 +139,33 @@ def uniform_laplacian(faces: np.ndarray, n: int) -> torch.Tensor:
     return torch.sparse_coo_tensor(idx, val, (n, n), check_invariants=True).coalesce()
 
 
-def step_loss(model: Reconstructor, subject: Subject, inputs: list[int], targets: list[int], lap: torch.Tensor):
+def step_loss(model: Reconstructor, subject: Subject, inputs: list[int], targets: list[int], lap: torch.Tensor,
+              iter_weights: list[float] | None = None):
     """The loss over every iteration's renders (the last iteration on all targets, earlier ones on the
-    first target, to save CPU), averaged over iterations; also the last iteration's mean full-image PSNR."""
+    first target, to save CPU), a weighted mean over iterations (``iter_weights``, default equal: the
+    paper's plain sum; weighting the last one more asks the feedback to improve on the first); also the
+    last iteration's mean full-image PSNR."""
     history = model(subject.views(inputs))
+    weights = iter_weights or [1.0] * len(history)
+    if len(weights) != len(history):
+        raise ValueError(f"{len(weights)} iteration weights for {len(history)} iterations")
     loss, last_mse = 0.0, []
     for k, avatars in enumerate(history):
         avatar, last = avatars[0], k == len(history) - 1
         views = targets if last else targets[:1]
+        it = 0.0
         for j in views:
             out = render_target(avatar, subject, j)
             gt, m = subject.rgb[j], subject.mask[j]
             image = (out.rgb - gt).abs().mean() + MASK_W * (out.alpha - m).abs().mean() \
                 + SSIM_W * (1 - ssim_torch(out.rgb, gt))
-            loss = loss + image / len(views)
+            it = it + image / len(views)
             if last:
                 last_mse.append(((out.rgb.detach().clamp(0, 1) - gt) ** 2).mean().item())
         disp = avatar.coarse_xyz - subject.template
-        loss = loss + LAPLACE_W * torch.sparse.mm(lap, disp).pow(2).sum(-1).mean()
-    return loss / len(history), float(np.mean([-10 * math.log10(max(m, 1e-10)) for m in last_mse]))
+        it = it + LAPLACE_W * torch.sparse.mm(lap, disp).pow(2).sum(-1).mean()
+        loss = loss + weights[k] * it
+    return loss / sum(weights), float(np.mean([-10 * math.log10(max(m, 1e-10)) for m in last_mse]))
 
 
 # --- evaluation -----------------------------------------------------------------------------------
@@ -215,6 +223,32 @@ def summarize(scores: dict[str, list[dict]], seconds: list[float], n_subjects: i
 
 # --- training loop --------------------------------------------------------------------------------
 
+def init_from(model: Reconstructor, folder: Path) -> None:
+    """Start from another checkpoint's weights. A face head whose first layer is wider here (the checkpoint
+    had no face feedback) gets zero weights on the new inputs, so the model starts as the checkpoint."""
+    from safetensors.torch import load_file
+
+    state, own = load_file(str(Path(folder) / "model.safetensors")), model.state_dict()
+    for k, v in state.items():
+        if own[k].shape != v.shape:
+            if own[k].dim() != 2 or own[k].shape[0] != v.shape[0] or own[k].shape[1] < v.shape[1]:
+                raise ValueError(f"{k}: {tuple(v.shape)} in the checkpoint cannot start {tuple(own[k].shape)}")
+            wide = torch.zeros_like(own[k])
+            wide[:, :v.shape[1]] = v
+            state[k] = wide
+    model.load_state_dict(state)
+
+
+def recipe(args) -> dict:
+    """The settings that define a training run (recorded in each checkpoint and the exported training.json)."""
+    keys = ("minutes", "max_steps", "size", "levels", "lr", "warmup", "seed", "face_feedback", "iter_weights")
+    out = {k: getattr(args, k) for k in keys}
+    if args.init_from:
+        src = Path(args.init_from)
+        out["init_from_step"] = json.loads((src / "step.json").read_text())["step"]
+    return out
+
+
 def train(args) -> None:
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
@@ -223,7 +257,7 @@ def train(args) -> None:
     run.mkdir(parents=True, exist_ok=True)
     files = sorted((Path(args.data) / "train").glob("*[0-9].npz"))
     val = [Subject.load(f) for f in sorted((Path(args.data) / "test").glob("*[0-9].npz"))[:args.val_subjects]]
-    config = ReconstructorConfig(image_size=args.size, levels=args.levels)
+    config = ReconstructorConfig(image_size=args.size, levels=args.levels, face_feedback=args.face_feedback)
     model = new_model(config)
     lap = uniform_laplacian(model.coarse_faces, len(model.template_xyz))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
@@ -236,6 +270,10 @@ def train(args) -> None:
         opt.load_state_dict(state["opt"])
         step = state["step"]
         print(f"resumed at step {step}", flush=True)
+    elif args.init_from:
+        init_from(model, Path(args.init_from))
+        print(f"initialised from {args.init_from} (step {recipe(args)['init_from_step']})", flush=True)
+    (run / "recipe.json").write_text(json.dumps(recipe(args), indent=2) + "\n")
     budget = args.minutes * 60
     log = open(run / "log.jsonl", "a")
     last_ckpt = time.perf_counter()
@@ -243,7 +281,7 @@ def train(args) -> None:
     while step < args.max_steps and time.perf_counter() - start_time < budget:
         frac = step / args.max_steps if args.max_steps < 10 ** 9 else (time.perf_counter() - start_time) / budget
         frac = min(1.0, frac)
-        lr = args.lr * min(1.0, (step + 1) / 100) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
+        lr = args.lr * min(1.0, (step + 1) / args.warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
             g["lr"] = lr
         model.train()
@@ -251,7 +289,7 @@ def train(args) -> None:
             files = sorted((Path(args.data) / "train").glob("*[0-9].npz"))
         subject = Subject.load(rng.choice(files))
         inputs, targets = split_views(subject, rng)
-        loss, train_psnr = step_loss(model, subject, inputs, targets, lap)
+        loss, train_psnr = step_loss(model, subject, inputs, targets, lap, args.iter_weights)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -267,24 +305,25 @@ def train(args) -> None:
             log.write(json.dumps(row) + "\n")
             log.flush()
         if step in args.snapshots:
-            save(model, opt, step, run / f"step{step}")
+            save(model, opt, step, run / f"step{step}", recipe(args))
         if time.perf_counter() - last_ckpt > args.ckpt_minutes * 60:
-            save(model, opt, step, resume)
+            save(model, opt, step, resume, recipe(args))
             last_ckpt = time.perf_counter()
             if val:
                 scores = evaluate(model, val)
-                row = {"step": step, "val_psnr": scores["psnr"], "val_ssim": scores["ssim"]}
+                row = {"step": step, "val_psnr": scores["psnr"], "val_ssim": scores["ssim"],
+                       "val_psnr_1iter": evaluate(model, val, 1)["psnr"]}
                 print(json.dumps(row), flush=True)
                 log.write(json.dumps(row) + "\n")
                 log.flush()
-    save(model, opt, step, resume)
+    save(model, opt, step, resume, recipe(args))
     print(f"done: {step} steps in {(time.perf_counter() - start_time) / 60:.1f} min", flush=True)
 
 
-def save(model: Reconstructor, opt, step: int, folder: Path) -> None:
+def save(model: Reconstructor, opt, step: int, folder: Path, settings: dict | None = None) -> None:
     save_reconstructor(model, folder)
     torch.save({"opt": opt.state_dict(), "step": step}, folder / "optimizer.pt")
-    (folder / "step.json").write_text(json.dumps({"step": step}) + "\n")
+    (folder / "step.json").write_text(json.dumps({"step": step, **({"recipe": settings} if settings else {})}) + "\n")
 
 
 def export(args) -> None:
@@ -336,6 +375,12 @@ def main() -> None:
     p.add_argument("--size", type=int, default=64)
     p.add_argument("--levels", type=int, default=1)
     p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--warmup", type=int, default=100, help="steps of linear lr warm-up")
+    p.add_argument("--init-from", help="a checkpoint folder to start from (a fine-tuning run)")
+    p.add_argument("--face-feedback", action="store_true",
+                   help="face heads also get the input-minus-render feature at each face (ReconstructorConfig)")
+    p.add_argument("--iter-weights", type=float, nargs="+",
+                   help="loss weight of each feedback iteration (default equal), e.g. 0.25 0.5 1")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-every", type=int, default=20)
     p.add_argument("--ckpt-minutes", type=float, default=5.0)

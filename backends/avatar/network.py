@@ -12,7 +12,9 @@ Per iteration (as in ``wenj/LIFe-GoM: models/modules/reconstructor.py``):
 5. the coarse xyz moves by an MLP of it, and the embedding is replaced by a linear map of it;
 6. the features are interpolated to the fine mesh; each fine face takes its corners' features and
    the pixel features at its centroid pooled over the views that see it (mean and max; the paper
-   concatenates a fixed number of views — pooling lets one model take 1–8 views); four MLPs give its
+   concatenates a fixed number of views — pooling lets one model take 1–8 views) and, with
+   ``face_feedback``, the mean of input-minus-render features there (the current render's error where
+   the face lands, so a later iteration can correct a colour it sees is wrong); four MLPs give its
    rgb, rotation, scale and offset as residuals from the initial values (last layers start at U(±1e-5)).
 Only xyz and the embedding carry over between iterations. The encoder is a small CNN (not ResNet18).
 The start is the subject's own rest-pose coarse body (``Views.template``, the fitted body LIFe-GoM
@@ -61,6 +63,7 @@ class ReconstructorConfig:
     vertex_layers: int = 2
     n_iters: int = 3
     encoder_width: int = 16
+    face_feedback: bool = False  # face heads also see the input-minus-render pixel feature at their centroid
 
 
 class ImageEncoder(nn.Module):
@@ -169,7 +172,7 @@ class Reconstructor(nn.Module):
         self.vertex_net = VertexNet(2 * c.vertex_dim + 3, c.vertex_dim, c.point_dim, c.heads, c.vertex_layers)
         self.xyz_head = _head(c.point_dim)
         self.embed_head = nn.Linear(c.point_dim, c.vertex_dim)
-        face_in = 3 * c.point_dim + 2 * c.feat_dim
+        face_in = 3 * c.point_dim + (3 if c.face_feedback else 2) * c.feat_dim
         self.rgb_head, self.so3_head = _head(face_in), _head(face_in)
         self.scale_head, self.offset_head = _head(face_in), _head(face_in)
 
@@ -242,7 +245,11 @@ class Reconstructor(nn.Module):
         mean = (pix * seen_f).sum(1) / seen_f.sum(1).clamp(min=1)  # B×F×C over the views that see the face
         peak = torch.where(face_seen[..., None], pix, torch.full_like(pix, -1e4)).amax(1)
         peak = torch.where(face_seen.any(1)[..., None], peak, torch.zeros_like(peak))
-        face_feat = torch.cat([corner, mean, peak], -1)
+        face_feat = [corner, mean, peak]
+        if c.face_feedback:  # the residual error of the current render where the face lands, in feature space
+            pix_r = self.encoder.sample(render_maps, cuv.reshape(b * n, -1, 2), w, h).reshape(b, n, len(faces), -1)
+            face_feat.append(((pix - pix_r) * seen_f).sum(1) / seen_f.sum(1).clamp(min=1))
+        face_feat = torch.cat(face_feat, -1)
         params = [FaceParams.initial(len(faces), dtype=xyz.dtype, device=xyz.device).residual(
             rgb=self.rgb_head(face_feat[i]), so3=self.so3_head(face_feat[i]),
             scale=self.scale_head(face_feat[i]), offset=self.offset_head(face_feat[i])) for i in range(b)]

@@ -6,11 +6,12 @@ import numpy as np
 import torch
 
 from backends.avatar import body
-from backends.avatar.network import ReconstructorConfig
+from backends.avatar.network import ReconstructorConfig, save_reconstructor
 from training.avatar_data import N_INPUT, N_NOVEL_POSE, N_TARGET, TEST_SEED0, make_subject
 from training.avatar_reconstructor import (
     Subject,
     image_scores,
+    init_from,
     new_model,
     split_views,
     ssim_torch,
@@ -93,3 +94,27 @@ def test_laplacian_and_metrics():
     gt = np.zeros((16, 16, 3))
     scores = image_scores(gt + 0.1, gt, mask)
     assert abs(scores["psnr"] - 20) < 1e-6 and abs(scores["psnr_full"] - 20) < 1e-6
+
+
+def test_face_feedback_starts_as_the_checkpoint_and_iteration_weights_change_the_loss(tmp_path):
+    """A fine-tuning run that adds the render-residual input to the face heads starts from a checkpoint
+    without it exactly (the new inputs get zero weights), then learns to use them (they get gradient)."""
+    from dataclasses import replace
+
+    torch.manual_seed(0)
+    s = Subject.from_arrays(make_subject(12, 48))
+    base = new_model(TINY)
+    save_reconstructor(base, tmp_path / "base")
+    fed = new_model(replace(TINY, face_feedback=True))
+    assert fed.rgb_head[0].weight.shape[1] == base.rgb_head[0].weight.shape[1] + TINY.feat_dim
+    init_from(fed, tmp_path / "base")
+    with torch.no_grad():
+        a, b = base(s.views([0, 1, 2]))[-1][0], fed(s.views([0, 1, 2]))[-1][0]
+    assert torch.allclose(a.params.rgb, b.params.rgb) and torch.allclose(a.coarse_xyz, b.coarse_xyz)
+    lap = uniform_laplacian(fed.coarse_faces, len(fed.template_xyz))
+    equal, _ = step_loss(fed, s, [0, 1, 2], [3, 6], lap)
+    same, _ = step_loss(fed, s, [0, 1, 2], [3, 6], lap, [2.0, 2.0])
+    last, _ = step_loss(fed, s, [0, 1, 2], [3, 6], lap, [0.0, 1.0])
+    assert torch.allclose(equal, same) and not torch.allclose(equal, last)
+    last.backward()
+    assert fed.rgb_head[0].weight.grad[:, -TINY.feat_dim:].abs().sum() > 0  # the residual input is used
