@@ -3,7 +3,9 @@
 Held-out subjects (seeds disjoint from training, made on the fly by training.avatar_data), each seen
 in 3 ring views at 64²; scored on 3 novel views of the same pose and 3 views of a novel pose (PSNR and
 SSIM on the person crop, ground truth from the open3d ray caster). Side by side in one run:
-  - ours: the embedded reconstructor, 3 feedback iterations;
+  - ours: the embedded reconstructor, 3 feedback iterations, on the mesh it was trained with (1 subdivision);
+  - ours, served mesh: the same on the finer rendering mesh the service (the tab, API, CLI) uses
+    (``service.RENDER_LEVELS`` subdivisions, 4× the Gaussians);
   - 1 iteration: the same model stopped after its first iteration;
   - single resolution: a model trained with Gaussians on the coarse faces themselves (no subdivision),
     compared with ours at the same number of training steps (both checkpoints ship in the asset's
@@ -13,6 +15,11 @@ SSIM on the person crop, ground truth from the open3d ray caster). Side by side 
     parameters) fitted by Adam to the 3 input views for the same wall time as our reconstruction.
 Speed: reconstruction seconds (3 iterations, CPU), render FPS of the avatar at 512² and 1024² on CPU
 (the fastest CPU renderer available; CUDA too when present).
+The served path at display resolution: the service's own reconstruct + render_novel (world-space
+low-pass included) on the tab's synthetic subjects at 512², PSNR against the ray-cast truth, for the
+trained and the served subdivision, with the rasterizer's milliseconds per frame.
+Paired differences (same images; mean and 95 % interval over images and over subjects) answer "does A
+beat B": 3 vs 1 iterations, multi- vs single-resolution at equal steps, served vs trained mesh.
 
     python -m bench.avatar [--quick]
 """
@@ -29,10 +36,11 @@ import torch
 from backends.avatar import render as render_mod
 from backends.avatar.gom import FaceParams, GoMAvatar
 from backends.avatar.network import EMBEDDED_ID, Reconstructor, load_reconstructor
+from backends.avatar.service import RENDER_LEVELS
 from backends.common.registry import default_registry
 from bench.report import markdown_table, write_results
 from training.avatar_data import TEST_SEED0, make_subject
-from training.avatar_reconstructor import INPUTS, Subject, render_target, score_avatar, summarize
+from training.avatar_reconstructor import INPUTS, Subject, paired, render_target, score_avatar, summarize
 
 SIZE = 64
 
@@ -79,10 +87,37 @@ def render_fps(avatar: GoMAvatar, s: Subject, size: int, fn, repeats: int) -> fl
     return repeats / (time.perf_counter() - start)
 
 
+def served_renders(model: str, subjects: int, size: int = 512, azimuths=(30.0, 120.0, 210.0, 300.0)) -> dict:
+    """The tab's path: service.reconstruct (3 views, 3 iterations) of its synthetic subjects 0…n-1 and
+    service.render_novel at size² from ``azimuths`` in the input pose, for 1 and 2 subdivisions: PSNR
+    (person box, vs the ray-cast truth) per image, paired, and the rasterizer's ms per frame."""
+    from backends.avatar import service
+
+    scores = {1: {"novel_view": []}, 2: {"novel_view": []}}
+    ms = {1: [], 2: []}
+    for levels in (1, 2):
+        for i in range(subjects):
+            result = [x for x in service.reconstruct(service.ReconstructRequest(subject=i, model=model, levels=levels))
+                      if isinstance(x, service.AvatarResult)][0]
+            for az in azimuths:
+                out = service.render_novel(result, service.RenderRequest(pose=result.input_pose, azimuth_deg=az,
+                                                                         size=size, backend="fast"))
+                scores[levels]["novel_view"].append({"psnr": out.psnr})
+                ms[levels].append(out.render_ms)
+    out = {"size": size, "subjects": subjects, "images": len(scores[1]["novel_view"])}
+    for levels in (1, 2):
+        vals = np.array([r["psnr"] for r in scores[levels]["novel_view"]])
+        out[f"levels{levels}_psnr"] = float(vals.mean())
+        out[f"levels{levels}_render_ms"] = float(np.median(ms[levels]))
+    out["levels2_vs_levels1"] = paired(scores[2], scores[1], subjects)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="3 subjects instead of 20")
     p.add_argument("--subjects", type=int)
+    p.add_argument("--served-subjects", type=int, help="subjects for the served-path check (default 2 quick, 6)")
     p.add_argument("--model", help="an exported model folder (default: the embedded avatar-embedded asset)")
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -92,7 +127,9 @@ def main() -> None:
     ablation = Path(folder) / "ablation"
     single = load_reconstructor(ablation / "single-res")
     multi_eq = load_reconstructor(ablation / "multi-res")
-    methods = ["ours (3 iterations)", "1 iteration", "multi-res, equal steps", "single resolution",
+    served_name = f"ours, served mesh ({RENDER_LEVELS} subdivisions)"
+    served = load_reconstructor(folder, levels=RENDER_LEVELS)
+    methods = ["ours (3 iterations)", served_name, "1 iteration", "multi-res, equal steps", "single resolution",
                "per-subject optimisation"]
     scores = {m: {"novel_view": [], "novel_pose": []} for m in methods}
     seconds = {m: [] for m in methods}
@@ -100,7 +137,8 @@ def main() -> None:
     subjects = [Subject.from_arrays(make_subject(TEST_SEED0 + i, SIZE)) for i in range(n)]
     with torch.no_grad():
         for s in subjects:
-            for name, model, iters in (("ours (3 iterations)", ours, 3), ("1 iteration", ours, 1),
+            for name, model, iters in (("ours (3 iterations)", ours, 3), (served_name, served, 3),
+                                       ("1 iteration", ours, 1),
                                        ("multi-res, equal steps", multi_eq, 3), ("single resolution", single, 3)):
                 t0 = time.perf_counter()
                 avatar = model(s.views(INPUTS), n_iters=iters)[-1][0]
@@ -114,12 +152,16 @@ def main() -> None:
             opt_steps.append(steps)
             score_avatar(fitted, s, scores["per-subject optimisation"])
     summary = {m: summarize(scores[m], seconds[m], n) for m in methods}
+    pairs = {"3_vs_1_iterations": paired(scores["ours (3 iterations)"], scores["1 iteration"], n),
+             "multi_vs_single_res_equal_steps": paired(scores["multi-res, equal steps"],
+                                                       scores["single resolution"], n),
+             "served_vs_trained_mesh": paired(scores[served_name], scores["ours (3 iterations)"], n)}
 
     renderer, fn = cpu_renderer()
     reps = 3 if args.quick else 10
     s = subjects[0]
     avatar = ours(s.views(INPUTS))[-1][0]
-    fine = load_reconstructor(folder, levels=2)(s.views(INPUTS))[-1][0]
+    fine = served(s.views(INPUTS))[-1][0]
     fps = {"renderer": renderer, "gaussians": len(avatar.params.rgb), "gaussians_fine": len(fine.params.rgb)}
     for size in (512, 1024):
         fps[f"fps_{size}_cpu"] = render_fps(avatar, s, size, fn, reps)
@@ -132,6 +174,9 @@ def main() -> None:
         sc = Subject(*(t.cuda() for t in (s.rgb, s.mask, s.viewmats, s.Ks, s.pose_index, s.transforms, s.template)))
         for size in (512, 1024):
             fps[f"fps_{size}_cuda"] = render_fps(cuda, sc, size, render_mod.render, reps)
+
+    served_check = served_renders(EMBEDDED_ID if args.model is None else str(Path(args.model).resolve()),
+                                  args.served_subjects or (2 if args.quick else 6))
 
     def ci(m):
         return summary[m]["novel_view_psnr_ci95"]
@@ -152,7 +197,16 @@ def main() -> None:
         "recon_s": summary["ours (3 iterations)"]["recon_s"],
         "fps_512_cpu": fps["fps_512_cpu"],
         "fps_1024_cpu": fps["fps_1024_cpu"],
+        "iterations_gain_psnr": pairs["3_vs_1_iterations"]["psnr_diff"],
+        "iterations_gain_psnr_ci95": pairs["3_vs_1_iterations"]["psnr_diff_ci95"],
+        "iterations_gain_psnr_ci95_subjects": pairs["3_vs_1_iterations"]["psnr_diff_ci95_subjects"],
+        "served_levels": RENDER_LEVELS,
+        "served_psnr": summary[served_name]["psnr"],
+        "fps_512_cpu_served": fps["fps_512_cpu_fine"],
+        "fps_1024_cpu_served": fps["fps_1024_cpu_fine"],
         "render": fps,
+        "paired": pairs,
+        "served_512": served_check,
         "methods": summary,
     }
     path = write_results("avatar", result)
@@ -160,6 +214,14 @@ def main() -> None:
              summary[m]["novel_pose_psnr"], summary[m]["recon_s"]] for m in methods]
     print(markdown_table(["method", "PSNR", "SSIM", "novel-view PSNR", "±95%", "novel-pose PSNR", "seconds"], rows))
     print(f"render ({renderer}): " + ", ".join(f"{k} {v:.1f}" for k, v in fps.items() if k.startswith("fps")))
+    for k, v in pairs.items():
+        print(f"paired {k}: {v['psnr_diff']:+.3f} dB ± {v['psnr_diff_ci95']:.3f} over {v['images']} images "
+              f"(± {v['psnr_diff_ci95_subjects']:.3f} over {v['subjects']} subjects), better on "
+              f"{100 * v['images_better']:.0f}% of images")
+    sv = served_check
+    print(f"served path at {sv['size']}²: 1 subdivision {sv['levels1_psnr']:.2f} dB ({sv['levels1_render_ms']:.0f} ms), "
+          f"2 subdivisions {sv['levels2_psnr']:.2f} dB ({sv['levels2_render_ms']:.0f} ms); paired "
+          f"{sv['levels2_vs_levels1']['psnr_diff']:+.3f} ± {sv['levels2_vs_levels1']['psnr_diff_ci95']:.3f} dB")
     print(f"wrote {path}")
 
 

@@ -194,9 +194,9 @@ def score_avatar(avatar, s: Subject, scores: dict[str, list[dict]]) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: Reconstructor, subjects: list[Subject], iterations: int = 3) -> dict:
-    """PSNR/SSIM (person crop) of the avatar from the 3 ring views, on held-out subjects' novel views
-    (same pose) and novel poses; also the seconds per reconstruction."""
+def evaluate_scores(model: Reconstructor, subjects: list[Subject], iterations: int = 3):
+    """(per-image scores, seconds per reconstruction) of the avatar from the 3 ring views on held-out
+    subjects' novel views (same pose) and novel poses, in subject order."""
     model.eval()
     scores = {"novel_view": [], "novel_pose": []}
     seconds = []
@@ -205,7 +205,35 @@ def evaluate(model: Reconstructor, subjects: list[Subject], iterations: int = 3)
         avatar = model(s.views(INPUTS), n_iters=iterations)[-1][0]
         seconds.append(time.perf_counter() - t0)
         score_avatar(avatar, s, scores)
+    return scores, seconds
+
+
+def evaluate(model: Reconstructor, subjects: list[Subject], iterations: int = 3) -> dict:
+    """PSNR/SSIM (person crop) of the avatar from the 3 ring views, on held-out subjects' novel views
+    (same pose) and novel poses; also the seconds per reconstruction."""
+    scores, seconds = evaluate_scores(model, subjects, iterations)
     return summarize(scores, seconds, len(subjects))
+
+
+def paired(a: dict[str, list[dict]], b: dict[str, list[dict]], n_subjects: int) -> dict:
+    """PSNR of ``a`` minus ``b`` on the same images (the right test for "a beats b": the per-image spread
+    between subjects cancels). Mean and 95 % t-interval over images, and — stricter, as a subject's six
+    images are not independent — over the per-subject mean differences; the share of images ``a`` wins."""
+    from scipy.stats import t
+
+    diffs = {k: np.array([x["psnr"] - y["psnr"] for x, y in zip(a[k], b[k], strict=True)]) for k in a}
+    d = np.concatenate(list(diffs.values()))
+    per_subject = np.concatenate([v.reshape(n_subjects, -1) for v in diffs.values()], 1).mean(1)
+
+    def ci(v):
+        return float(t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan")
+
+    out = {"images": len(d), "psnr_diff": float(d.mean()), "psnr_diff_ci95": ci(d),
+           "psnr_diff_ci95_subjects": ci(per_subject), "subjects": n_subjects,
+           "images_better": float((d > 0).mean())}
+    for k, v in diffs.items():
+        out[f"{k}_psnr_diff"], out[f"{k}_psnr_diff_ci95"] = float(v.mean()), ci(v)
+    return out
 
 
 def summarize(scores: dict[str, list[dict]], seconds: list[float], n_subjects: int) -> dict:
@@ -347,17 +375,25 @@ def export(args) -> None:
                            "views of a novel pose; psnr_full = whole image; ±ci95 over images"}
     if not args.only_ablation:
         model = load_reconstructor(dest)
-        metrics["ours_3_iterations"] = evaluate(model, test, 3)
-        metrics["ours_1_iteration"] = evaluate(model, test, 1)
+        runs = {k: evaluate_scores(model, test, k) for k in (3, 1)}
+        metrics["ours_3_iterations"] = summarize(*runs[3], len(test))
+        metrics["ours_1_iteration"] = summarize(*runs[1], len(test))
+        metrics["paired_3_vs_1_iterations"] = paired(runs[3][0], runs[1][0], len(test))
     if args.ablation:
         metrics["equal_steps_multi_res"] = evaluate(load_reconstructor(dest / "ablation" / "multi-res"), test, 3)
         metrics["equal_steps_single_res"] = evaluate(load_reconstructor(dest / "ablation" / "single-res"), test, 3)
     (dest / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     old = json.loads((dest / "training.json").read_text()) if (dest / "training.json").is_file() else {}
-    steps = {**old.get("steps", {}), **{str(to.relative_to(dest)): json.loads((src / "step.json").read_text())["step"]
-                                        for to, src in folders.items()}}
-    (dest / "training.json").write_text(json.dumps({"steps": steps, "train_subjects": len(list(
-        (Path(args.data) / "train").glob("*[0-9].npz")))}, indent=2) + "\n")
+    def total_steps(src: Path) -> int:  # a fine-tuning run counts from its start checkpoint
+        info = json.loads((src / "step.json").read_text())
+        return info["step"] + info.get("recipe", {}).get("init_from_step", 0)
+
+    steps = {**old.get("steps", {}), **{str(to.relative_to(dest)): total_steps(src) for to, src in folders.items()}}
+    recipes = {**old.get("recipes", {}), **{str(to.relative_to(dest)): r for to, src in folders.items()
+                                            if (r := json.loads((src / "step.json").read_text()).get("recipe"))}}
+    (dest / "training.json").write_text(json.dumps({**old, "steps": steps, "train_subjects": len(list(
+        (Path(args.data) / "train").glob("*[0-9].npz"))), **({"recipes": recipes} if recipes else {})},
+        indent=2) + "\n")
     print(json.dumps(metrics, indent=2))
 
 
