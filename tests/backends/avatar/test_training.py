@@ -13,6 +13,7 @@ from training.avatar_reconstructor import (
     image_scores,
     init_from,
     new_model,
+    paired,
     split_views,
     ssim_torch,
     step_loss,
@@ -118,3 +119,19 @@ def test_face_feedback_starts_as_the_checkpoint_and_iteration_weights_change_the
     assert torch.allclose(equal, same) and not torch.allclose(equal, last)
     last.backward()
     assert fed.rgb_head[0].weight.grad[:, -TINY.feat_dim:].abs().sum() > 0  # the residual input is used
+
+
+def test_paired_difference_sees_a_small_consistent_gain_that_unpaired_intervals_hide():
+    rng = np.random.default_rng(0)
+    base = rng.normal(22, 3, size=(10, 6))  # 10 subjects × 6 images, a wide spread between images
+    gain = 0.1 + rng.normal(0, 0.05, size=base.shape)
+
+    def scores(v):
+        return {"novel_view": [{"psnr": x} for x in v[:, :3].ravel()], "novel_pose": [{"psnr": x} for x in v[:, 3:].ravel()]}
+
+    out = paired(scores(base + gain), scores(base), 10)
+    assert out["images"] == 60 and abs(out["psnr_diff"] - gain.mean()) < 1e-9
+    assert out["psnr_diff_ci95"] < 0.05 < 3 * 1.96 / np.sqrt(60)  # far tighter than the unpaired interval
+    assert out["psnr_diff"] - out["psnr_diff_ci95_subjects"] > 0 and out["images_better"] > 0.9
+    flat = paired(scores(base), scores(base + rng.normal(0, 0.5, size=base.shape)), 10)
+    assert abs(flat["psnr_diff"]) < flat["psnr_diff_ci95"] * 2  # no gain: the interval covers (about) zero
