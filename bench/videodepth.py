@@ -5,8 +5,10 @@ Accuracy: held-out clips (``data.cached_clips("eval")``: seeds from 1,000,000 �
 never seen in training), 32 frames each at 64×64. Each method's disparity is aligned per video (one
 least-squares scale and shift in disparity) before AbsRel and δ1; TAE reprojects each frame's aligned
 depth into the next with the true poses (static pixels). Methods:
-  - ours: the tab's long-video path (``longvideo.stream_depth``: jointly inferred key frames, windows
-    of 16 with the true frame indices, aligned to the key frames, overlaps cross-faded);
+  - ours: the tab's default long-video path for the model (``service.long_video_method``, "auto"):
+    key frames inferred jointly, then either the interpolation UNet filling the 18-frame segments between
+    them (``interpolation.stream_depth_interpolated``) or windows of 16 aligned to the key frames
+    (``longvideo.stream_depth``); the other path is scored too and printed (``--long-video`` picks ours);
   - per-frame: the same model on each frame alone (the paper's per-frame baseline);
   - per-frame + smoothing: that, then a centred 3-frame moving average over time.
 Every method starts the disparity latent the same way, the pipeline's default ``initial_noise="zero"``
@@ -47,20 +49,25 @@ def smooth(disp: np.ndarray, k: int = 3) -> np.ndarray:
     return out
 
 
-def accuracy(pipe, clips: dict, n_clips: int, steps: int) -> dict[str, dict[str, float]]:
+def accuracy(pipe, clips: dict, n_clips: int, steps: int, method: str) -> dict[str, dict[str, float]]:
     import torch
 
-    from backends.videodepth.longvideo import stream_depth
+    from backends.videodepth.evaluation import long_video
     from backends.videodepth.metrics import evaluate_clip
 
+    other = {"interpolation": "windows", "windows": "interpolation"}[method]
     rows: dict[str, list[dict]] = {"ours": [], "perframe": [], "smoothed": []}
+    if getattr(pipe, "unet_interp", None) is not None:
+        rows["other"] = []
     for c in range(n_clips):
         rgb, depth = clips["rgb"][c], clips["depth"][c].astype(np.float32)
         gt = (clips["static"][c], clips["intrinsics"][c], clips["extrinsics"][c])
-        ours = np.stack([d for _, d in stream_depth(pipe, lambda rgb=rgb: iter(rgb), len(rgb), 16, 4, 32, steps, seed=c)])
         single = np.concatenate([pipe(rgb[i:i + 1], position_ids=[i], num_inference_steps=steps,
                                       generator=torch.Generator().manual_seed(c)).disparity for i in range(len(rgb))])
-        for name, pred in (("ours", ours), ("perframe", single), ("smoothed", smooth(single))):
+        preds = {"ours": long_video(pipe, rgb, method, steps, c), "perframe": single, "smoothed": smooth(single)}
+        if "other" in rows:
+            preds["other"] = long_video(pipe, rgb, other, steps, c)
+        for name, pred in preds.items():
             rows[name].append(evaluate_clip(pred, depth, *gt))
         print(f"clip {c + 1}/{n_clips}: ours AbsRel {rows['ours'][-1]['absrel']:.3f} TAE {rows['ours'][-1]['tae']:.4f} · "
               f"per-frame {rows['perframe'][-1]['absrel']:.3f} / {rows['perframe'][-1]['tae']:.4f}", flush=True)
@@ -78,7 +85,7 @@ def make_video(path: Path, frames: int) -> Path:
     return write_mp4((cycle[i % len(cycle)] for i in range(frames)), path, fps=24)
 
 
-def measure_length(video: Path, steps: int) -> dict:
+def measure_length(video: Path, steps: int, long_video: str = "auto") -> dict:
     """Run in a fresh process: the whole service on ``video``; time, and resident memory sampled every 5 ms
     during the run (``ru_maxrss`` alone would report the transient peak of loading torch and the model)."""
     import threading
@@ -105,7 +112,8 @@ def measure_length(video: Path, steps: int) -> dict:
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         result = run_to_result(estimate_depth(VideoDepthRequest(video, Path(out), num_inference_steps=steps,
-                                                                baseline_frames=0, max_frames=3000), pipe))
+                                                                baseline_frames=0, max_frames=3000,
+                                                                long_video=long_video), pipe))
         seconds = time.perf_counter() - start
     done.set()
     sampler.join()
@@ -115,12 +123,13 @@ def measure_length(video: Path, steps: int) -> dict:
             "ru_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
-def throughput(steps: int) -> dict[int, dict]:
+def throughput(steps: int, long_video: str = "auto") -> dict[int, dict]:
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in LENGTHS:
             video = make_video(Path(tmp) / f"clip_{n}.mp4", n)
-            res = subprocess.run([sys.executable, "-m", "bench.videodepth", "--measure", str(video), "--steps", str(steps)],
+            res = subprocess.run([sys.executable, "-m", "bench.videodepth", "--measure", str(video), "--steps", str(steps),
+                                  "--long-video", long_video],
                                  capture_output=True, text=True, cwd=ROOT, check=True)
             out[n] = json.loads(res.stdout.strip().splitlines()[-1])
             print(f"{n} frames: {out[n]}", flush=True)
@@ -132,10 +141,12 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="4 held-out clips instead of 32 (same lengths for memory)")
     p.add_argument("--clips", type=int, help="held-out clips (default 32; quick 4)")
     p.add_argument("--steps", type=int, default=1, help="Euler steps (the model card's setting: 1)")
+    p.add_argument("--long-video", choices=("auto", "interpolation", "windows"), default="auto",
+                   help="ours: the tab's long-video path (auto: the model's default)")
     p.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: one length in a fresh process
     args = p.parse_args(argv)
     if args.measure:
-        print(json.dumps(measure_length(args.measure, args.steps)))
+        print(json.dumps(measure_length(args.measure, args.steps, args.long_video)))
         return 0
     import torch
 
@@ -146,11 +157,16 @@ def main(argv=None) -> int:
     n_clips = args.clips or (4 if args.quick else 32)
     started = time.perf_counter()
     clips = cached_clips("eval", ROOT / "training" / "data", n_clips, workers=1)
+    from backends.videodepth.service import VideoDepthRequest, long_video_method
+
     pipe = load_model()
-    acc = accuracy(pipe, clips, n_clips, args.steps)
-    lengths = throughput(args.steps)
-    names = {"ours": "ours (key frames + windows, RoPE)", "perframe": "same model, frame by frame",
-             "smoothed": "frame by frame + 3-frame smoothing"}
+    method = long_video_method(VideoDepthRequest(Path("-"), Path("-"), long_video=args.long_video), pipe, EVAL_FRAMES)
+    acc = accuracy(pipe, clips, n_clips, args.steps, method)
+    lengths = throughput(args.steps, args.long_video)
+    paths = {"interpolation": "key frames + interpolation network", "windows": "key frames + aligned windows"}
+    other = next(k for k in paths if k != method)
+    names = {"ours": f"ours ({paths[method]}, RoPE)", "perframe": "same model, frame by frame",
+             "smoothed": "frame by frame + 3-frame smoothing", "other": f"the other long-video path ({paths[other]})"}
     print(markdown_table(["method", "AbsRel ↓", "δ1 ↑", "TAE ↓"],
                          [[names[k], v["absrel"], v["delta1"], v["tae"]] for k, v in acc.items()]))
     print(markdown_table(["frames", "seconds", "frames/s", "peak RSS during the run (MB)", "above the loaded model (MB)"],
@@ -168,7 +184,7 @@ def main(argv=None) -> int:
         "baseline_smoothed_tae": round(acc["smoothed"]["tae"], 5),
         "lengths": {str(n): r for n, r in lengths.items()},
         "quick": args.quick, "clips": n_clips, "frames_per_clip": EVAL_FRAMES, "steps": args.steps,
-        "model": "videodepth-embedded", "initial_noise": "zero (ours and both baselines)", "bench_minutes": round((time.perf_counter() - started) / 60, 1),
+        "model": f"videodepth-embedded, long videos: {paths[method]}", "initial_noise": "zero (ours and both baselines)", "bench_minutes": round((time.perf_counter() - started) / 60, 1),
     })
     print(f"videodepth: AbsRel {acc['ours']['absrel']:.3f} vs per-frame {acc['perframe']['absrel']:.3f}; TAE "
           f"{acc['ours']['tae']:.4f} vs {acc['perframe']['tae']:.4f}; peak memory 600 vs 32 frames ×{ratio:.2f}; "

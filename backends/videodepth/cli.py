@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--initial-noise", choices=("zero", "shared", "independent"), default="zero",
                    help="how each window's disparity latent starts (zero: deterministic, the default)")
     p.add_argument("--fps", type=float, default=24.0, help="frame rate of a folder of frames")
+    p.add_argument("--long-video", choices=("auto", "interpolation", "windows"), default="auto",
+                   help="videos longer than a window: key frames + the interpolation network, or key frames + "
+                        "aligned windows (auto: the model's better one)")
     p.add_argument("--ply-frame", type=int, help="also write a coloured point cloud of this frame")
 
 
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
                                 max_frames=args.max_frames, colormap=args.colormap,
                                 baseline_frames=args.baseline_frames, seed=args.seed,
                                 initial_noise=args.initial_noise, resume=args.resume,
-                                fps=args.fps)
+                                fps=args.fps, long_video=args.long_video)
     pipe = load_model(args.model, str(select_device()))
     result = run_to_result(estimate_depth(request, pipe),
                            on_progress=lambda f, msg: print(f"{f:6.1%} {msg}", file=sys.stderr, flush=True))

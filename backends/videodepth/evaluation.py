@@ -5,6 +5,7 @@ the model on the whole clip (joint, true frame indices), the same model frame by
 per-frame baseline the paper compares against), and two trivial predictions that need no model —
 a constant and a "lower in the image is nearer" ramp — so a number can be read against what
 knowing nothing already scores. All are aligned per video (one scale and shift in disparity).
+``long_video`` runs either long-video path as the tab does (the bench's and the interpolation card's).
 """
 
 from __future__ import annotations
@@ -38,3 +39,17 @@ def evaluate_pipeline(pipe, clips: dict[str, np.ndarray], n_clips: int = 16, fra
             rows[name].append(evaluate_clip(pred, depth, *gt))
     return {f"{name}_{k}": round(float(np.nanmean([r[k] for r in rs])), 4)
             for name, rs in rows.items() for k in ("absrel", "delta1", "tae")}
+
+
+def long_video(pipe, rgb: np.ndarray, method: str, steps: int, seed: int) -> np.ndarray:
+    """Disparity of every frame of ``rgb`` through one of the tab's long-video paths at the tab's defaults:
+    ``"windows"`` (16 frames overlapping by 4, key-frame stride 12) or ``"interpolation"`` (segments of 18
+    overlapping by 6, the same stride)."""
+    from .interpolation import stream_depth_interpolated
+    from .longvideo import stream_depth
+
+    if method == "interpolation":
+        out = stream_depth_interpolated(pipe, lambda: iter(rgb), len(rgb), 16, 6, 32, steps, seed=seed)
+    else:
+        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), 16, 4, 32, steps, seed=seed)
+    return np.stack([d for _, d in out])

@@ -5,8 +5,9 @@ input's frames through ``longvideo.stream_depth`` at the model's working resolut
 outputs to disk as frames finish — an H.264 side-by-side video (input | colour-mapped disparity),
 one 16-bit PNG per frame (zipped), and the whole disparity stack as ``.npz`` (written through a
 disk-backed array) — so memory does not grow with the video's length. It yields progress events
-and, last, a :class:`VideoDepthResult`. A model with an interpolation UNet (the published one) runs
-the paper's key-frame interpolation; the embedded one runs windows aligned to key frames.
+and, last, a :class:`VideoDepthResult`. Videos longer than one window run either the paper's key-frame
+interpolation (a model with an interpolation UNet) or windows aligned to key frames; ``long_video`` picks
+one, and ``"auto"`` takes the model's better one (``AUTO_LONG_VIDEO``, from the held-out bench).
 
 A run keeps its state in its output folder after every window (``resume.json`` + ``resume_state.npz``),
 so a stopped run continues with ``resume=True`` and gives the same frames as an uninterrupted one.
@@ -33,13 +34,14 @@ from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.video import iter_video_frames, probe_video, write_mp4
 
-from .interpolation import stream_depth_interpolated
+from .interpolation import NUM_INTERP, key_plan, segments, stream_depth_interpolated
 from .longvideo import StreamState, WindowPlan, stream_depth
 from .outputs import COLORMAPS, colorize, flicker_score, png16_bytes, quantize16
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
 MAX_FRAMES = 3000
 MAX_ASPECT = 8.0
+LONG_VIDEO = ("auto", "interpolation", "windows")
 
 
 @dataclass(frozen=True)
@@ -59,11 +61,20 @@ class VideoDepthRequest:
     baseline_frames: int = 24  # the per-frame baseline runs on this many first frames (flicker score); 0 = off
     resume: bool = False  # continue the stopped run whose state is in out_dir
     fps: float = 24.0  # frame rate of a folder of frames (a video keeps its own)
+    # how videos longer than one window run: "interpolation" (key frames + the interpolation UNet, the paper's),
+    # "windows" (key frames + windows aligned to them), "auto" (the model's better one: long_video_method)
+    long_video: str = "auto"
 
     def settings(self) -> dict:
         """What decides the depth values (a resumed run must match them)."""
         return {k: getattr(self, k) for k in ("model_id", "max_side", "num_inference_steps", "window", "overlap",
-                                              "max_keys", "max_frames", "seed", "initial_noise")}
+                                              "max_keys", "max_frames", "seed", "initial_noise", "long_video")}
+
+    @property
+    def interp_overlap(self) -> int:
+        """Overlap of interpolation segments (``NUM_INTERP`` + 2 frames) for the same key-frame stride as the
+        windows (``window − overlap``): the reference's 6 at the default stride of 12."""
+        return NUM_INTERP + 2 - (self.window - self.overlap)
 
 
 @dataclass
@@ -185,6 +196,27 @@ def _check(request: VideoDepthRequest) -> None:
     if request.colormap not in COLORMAPS:
         raise InputError(f"Unknown colour map {request.colormap!r}; choose one of {', '.join(COLORMAPS)}.")
     WindowPlan(1, request.window, request.overlap, request.max_keys)
+    if request.long_video not in LONG_VIDEO:
+        raise InputError(f"Unknown long-video method {request.long_video!r}; choose one of {', '.join(LONG_VIDEO)}.")
+    if not 0 < request.interp_overlap < NUM_INTERP + 2:
+        raise InputError(f"The key-frame stride must be between 1 and {NUM_INTERP + 1} frames.")
+
+
+# What "auto" runs for a model that has both: the path with the better held-out scores (bench/videodepth.py).
+AUTO_LONG_VIDEO = {"videodepth-embedded": "windows"}
+
+
+def long_video_method(request: VideoDepthRequest, pipe, n_frames: int) -> str:
+    """``"interpolation"`` or ``"windows"``: how a video of ``n_frames`` frames runs. A video of at most one
+    window is one joint call either way (``"windows"``), as the reference infers short videos whole."""
+    has_interp = getattr(pipe, "unet_interp", None) is not None
+    if request.long_video == "interpolation" and not has_interp:
+        raise InputError(f"{request.model_id} has no interpolation network; choose the windows method.")
+    if n_frames <= request.window or request.long_video == "windows" or not has_interp:
+        return "windows"
+    if request.long_video == "auto":
+        return AUTO_LONG_VIDEO.get(request.model_id, "interpolation")
+    return "interpolation"
 
 
 def estimate_depth(request: VideoDepthRequest, pipe=None,
@@ -261,10 +293,15 @@ def estimate_run(request: VideoDepthRequest, pipe=None) -> RunEstimate:
         pipe = load_model(request.model_id)
     _, n, fps, (sw, sh), truncated = _open_source(Path(request.input_path), request.max_frames, request.fps)
     size = working_size(sw, sh, request.max_side, pipe.size_multiple)
-    plan = WindowPlan(n, request.window, request.overlap, request.max_keys)
-    windows = plan.windows
-    keys = len(plan.key_frames) if len(windows) > 1 else 0
-    largest = max(keys, windows[0][1] - windows[0][0])
+    if long_video_method(request, pipe, n) == "interpolation":
+        windows = segments(n, NUM_INTERP, request.interp_overlap)
+        keys = len(key_plan(n, NUM_INTERP, request.interp_overlap))
+        largest = max(min(keys, request.max_keys), windows[0][1] - windows[0][0])  # the interp UNet costs the same
+    else:
+        plan = WindowPlan(n, request.window, request.overlap, request.max_keys)
+        windows = plan.windows
+        keys = len(plan.key_frames) if len(windows) > 1 else 0
+        largest = max(keys, windows[0][1] - windows[0][0])
     t_big, mem = _measure_call(pipe, largest, size, request.num_inference_steps)
     t_one, _ = _measure_call(pipe, 1, size, request.num_inference_steps)
     per_frame = t_big / largest
@@ -281,6 +318,7 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
     path = Path(request.input_path)
     open_frames, n, fps, (sw, sh), truncated = _open_source(path, request.max_frames, request.fps)
     w, h = working_size(sw, sh, request.max_side, pipe.size_multiple)
+    method = long_video_method(request, pipe, n)
     out = Path(request.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     pngs = out / "png16"
@@ -332,11 +370,11 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
         for i in range(done):  # a resumed run re-encodes the frames it already has
             q = np.asarray(Image.open(pngs / f"depth_{i:05d}.png"))
             yield np.concatenate([next(frames), colorize(q / 65535.0, request.colormap)], 1)
-        if getattr(pipe, "unet_interp", None) is not None:
-            depth = stream_depth_interpolated(pipe, resized, n, max_keys=request.max_keys,
-                                              num_inference_steps=request.num_inference_steps, seed=request.seed,
-                                              on_segment=progress)
-            depth = ((i, d) for i, d in depth if i >= done)
+        if method == "interpolation":
+            depth = stream_depth_interpolated(pipe, resized, n, NUM_INTERP, request.interp_overlap, request.max_keys,
+                                              request.num_inference_steps, request.seed, on_segment=progress,
+                                              should_stop=(lambda: cancel.cancelled) if cancel else None,
+                                              resume=resume, on_state=save_state, initial_noise=request.initial_noise)
         else:
             depth = stream_depth(pipe, resized, n, request.window, request.overlap, request.max_keys,
                                  request.num_inference_steps, request.seed, on_window=progress,
@@ -381,9 +419,11 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
     for f in (stack_path, state_json, state_npz):
         f.unlink(missing_ok=True)
     notes = [f"first {n} frames of the video only"] if truncated else []
-    notes.append("long video: key frames + interpolation network" if getattr(pipe, "unet_interp", None) is not None
-                 else "long video: windows aligned to jointly inferred key frames, overlaps cross-faded "
-                      "(this model has no interpolation network)")
+    if n > request.window:
+        notes.append("long video: jointly inferred key frames, segments between them filled by the interpolation "
+                     "network" if method == "interpolation" else "long video: windows aligned to jointly inferred "
+                     "key frames, overlaps cross-faded" + ("" if getattr(pipe, "unet_interp", None) is not None
+                                                           else " (this model has no interpolation network)"))
     if done:
         notes.append(f"resumed at frame {done}")
     return VideoDepthResult(request.model_id, n, (w, h), fps, video_path, png_zip, npz, truncated, notes,

@@ -21,15 +21,17 @@ def tiny_unet(seed: int = 0, **overrides):
     return UNetSpatioTemporalRopeConditionModel(**{**TINY_UNET, **overrides}).eval()
 
 
-def tiny_pipeline(seed: int = 0):
-    """``VideoDepthPipeline`` on a tiny UNet and the 4×4 space-to-depth codec: frames a multiple of 8."""
+def tiny_pipeline(seed: int = 0, interp: bool = False):
+    """``VideoDepthPipeline`` on a tiny UNet and the 4×4 space-to-depth codec: frames a multiple of 8; with
+    ``interp`` also a tiny interpolation UNet (4 × 48 input channels), as the embedded model has."""
     from diffusers import FlowMatchEulerDiscreteScheduler
 
     from backends.videodepth.networks import SCHEDULER_CONFIG, SpaceToDepthCodec
     from backends.videodepth.pipeline import VideoDepthPipeline
 
     pipe = VideoDepthPipeline(vae=SpaceToDepthCodec(3, 4), unet=tiny_unet(seed),
-                              scheduler=FlowMatchEulerDiscreteScheduler(**SCHEDULER_CONFIG))
+                              scheduler=FlowMatchEulerDiscreteScheduler(**SCHEDULER_CONFIG),
+                              unet_interp=tiny_unet(seed + 1, in_channels=4 * TINY_UNET["out_channels"]) if interp else None)
     pipe.set_progress_bar_config(disable=True)
     return pipe
 

@@ -1,11 +1,12 @@
 """The published key-frame interpolation path, on tiny random components of the published classes."""
 
+import numpy as np
 import pytest
 import torch
 from diffusers import AutoencoderKLTemporalDecoder, FlowMatchEulerDiscreteScheduler
 
 from backends.common.errors import InputError
-from backends.videodepth.interpolation import segments, stream_depth_interpolated
+from backends.videodepth.interpolation import key_latents, key_plan, segments, stream_depth_interpolated
 from backends.videodepth.networks import SCHEDULER_CONFIG
 from backends.videodepth.pipeline import VideoDepthPipeline
 
@@ -41,9 +42,62 @@ def test_interpolated_stream_covers_every_frame_and_calls_the_interp_unet():
     assert [i for i, _ in out] == list(range(20))
     assert all(d.shape == (16, 16) and 0 <= d.min() and d.max() <= 1 for _, d in out)
     assert calls and calls[0][2] == 16  # noise, rgb latent, masked key latents, mask
-    with pytest.raises(InputError, match="key frames"):
-        list(stream_depth_interpolated(pipe, lambda: iter(tiny_video(100, size=16)), 100, num_interp=4,
-                                       overlap=2, max_keys=8))
+
+
+def test_more_key_frames_than_one_call_holds_are_grouped_on_one_scale():
+    pipe = published_like()
+    sizes = []
+    pipe.unet.register_forward_hook(lambda m, a, o: sizes.append(a[0].shape[1]))
+    video = tiny_video(60, size=16)
+    keys = key_plan(60, 4, 2)
+    assert len(keys) > 8
+    out = list(stream_depth_interpolated(pipe, lambda: iter(video), 60, num_interp=4, overlap=2, max_keys=8,
+                                         num_inference_steps=1))
+    assert [i for i, _ in out] == list(range(60)) and max(sizes) <= 8
+
+
+def test_grouped_key_frames_are_fitted_to_the_groups_before_them():
+    from backends.videodepth.pipeline import VideoDepthOutput
+
+    pipe = tiny_pipeline()
+    truth = np.random.default_rng(0).uniform(0.2, 0.8, (12, 16, 16))
+    gains = iter([(1.0, 0.0), (0.5, 0.3), (1.4, -0.2), (0.8, 0.1)])
+
+    class EachCallItsOwnScale:  # every joint call returns the truth under its own unknown scale and shift
+        def __init__(self):
+            self.encode, self.device, self.calls = pipe.encode, pipe.device, []
+
+        def __call__(self, rgb, position_ids, **kw):
+            self.calls.append(len(rgb))
+            a, b = next(gains)
+            return VideoDepthOutput(disparity=(a * truth[np.asarray(position_ids)] + b).astype(np.float32))
+
+    fake = EachCallItsOwnScale()
+    lat = key_latents(fake, tiny_video(12, size=16), list(range(12)), max_keys=6, num_inference_steps=1, seed=0)
+    assert max(fake.calls) <= 6 and len(fake.calls) > 2
+    assert np.allclose(pipe.decode(lat[None]).numpy(), truth, atol=1e-4)  # one scale: the first group's
+    with pytest.raises(InputError, match="groups"):
+        key_latents(pipe, tiny_video(12, size=16), list(range(12)), max_keys=3, num_inference_steps=1, seed=0)
+
+
+def test_interpolated_stream_resumes_with_the_same_frames():
+    from backends.common.errors import Cancelled
+
+    pipe = published_like()
+    video = tiny_video(30, size=16)
+    kw = dict(num_interp=4, overlap=2, num_inference_steps=1)
+    whole = dict(stream_depth_interpolated(pipe, lambda: iter(video), 30, **kw))
+    states = []
+    stop = iter([False, False, True])
+    got = {}
+    with pytest.raises(Cancelled):
+        for i, d in stream_depth_interpolated(pipe, lambda: iter(video), 30, on_state=states.append,
+                                              should_stop=lambda: next(stop), **kw):
+            got[i] = d
+    assert states and 0 < states[-1].emitted < 30
+    rest = dict(stream_depth_interpolated(pipe, lambda: iter(video), 30, resume=states[-1], **kw))
+    assert min(rest) == states[-1].emitted
+    assert all(np.array_equal({**got, **rest}[i], whole[i]) for i in range(30))
 
 
 def test_embedded_model_has_no_interpolation_network():

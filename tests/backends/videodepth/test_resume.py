@@ -30,10 +30,12 @@ def zipped(path):
         return {n: z.read(n) for n in z.namelist()}
 
 
-def test_resume_gives_the_frames_of_an_uninterrupted_run(tmp_path):
-    pipe = tiny_pipeline()
-    src = clip(tmp_path)
-    settings = dict(max_side=24, num_inference_steps=1, window=8, overlap=2, baseline_frames=3)
+@pytest.mark.parametrize("long_video", ["windows", "interpolation"])
+def test_resume_gives_the_frames_of_an_uninterrupted_run(tmp_path, long_video):
+    pipe = tiny_pipeline(interp=True)
+    n = 18 if long_video == "windows" else 40  # interpolation segments are 18 frames long
+    src = clip(tmp_path, n)
+    settings = dict(max_side=24, num_inference_steps=1, window=8, overlap=2, baseline_frames=3, long_video=long_video)
     whole = finish(VideoDepthRequest(src, tmp_path / "whole", **settings), pipe)
 
     out = tmp_path / "stopped"
@@ -43,14 +45,16 @@ def test_resume_gives_the_frames_of_an_uninterrupted_run(tmp_path):
             if isinstance(item, ProgressEvent) and item.message.startswith("window 2 "):
                 cancel.cancel()
     saved = stopped_run(out)
-    assert saved is not None and 0 < saved["emitted"] < 18  # some windows were done, not all
+    assert saved is not None and 0 < saved["emitted"] < n  # some windows were done, not all
     assert not (out / "disparity.npz").exists()
 
     resumed = finish(VideoDepthRequest(src, out, resume=True, **settings), pipe)
     assert resumed.resumed_at == saved["emitted"]
     assert np.array_equal(np.load(resumed.npz)["disparity"], np.load(whole.npz)["disparity"])
     assert zipped(resumed.png_zip) == zipped(whole.png_zip)
-    assert probe_video(resumed.video).source_frames == 18
+    assert probe_video(resumed.video).source_frames == n
+    assert ("filled by the interpolation network" if long_video == "interpolation" else "windows aligned") \
+        in " ".join(resumed.notes)
     assert resumed.flicker == pytest.approx(whole.flicker)
     assert stopped_run(out) is None  # a finished run leaves no resume state
 

@@ -2,6 +2,7 @@
 
 import subprocess
 import zipfile
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -100,3 +101,20 @@ def test_zero_frames_are_a_clear_message(tmp_path):
                         ("empty", "holds no images")):
         with pytest.raises(InputError, match=match):
             run(VideoDepthRequest(tmp_path / name, tmp_path / "o", max_side=16, num_inference_steps=1), tiny_pipeline())
+
+
+def test_long_video_method_follows_the_request_and_the_model(tmp_path):
+    from backends.videodepth.service import AUTO_LONG_VIDEO, long_video_method
+
+    with_interp, without = tiny_pipeline(interp=True), tiny_pipeline()
+    req = VideoDepthRequest(tmp_path / "v.mp4", tmp_path / "o", window=16, overlap=4)
+    assert req.interp_overlap == 6  # the reference's overlap at its key-frame stride of 12
+    assert long_video_method(req, without, 100) == "windows"
+    assert long_video_method(req, with_interp, 100) == AUTO_LONG_VIDEO["videodepth-embedded"]
+    assert long_video_method(replace(req, model_id="depth-any-video"), with_interp, 100) == "interpolation"
+    assert long_video_method(replace(req, long_video="interpolation"), with_interp, 16) == "windows"  # one window
+    assert long_video_method(replace(req, long_video="windows"), with_interp, 100) == "windows"
+    with pytest.raises(InputError, match="no interpolation network"):
+        long_video_method(replace(req, long_video="interpolation"), without, 100)
+    with pytest.raises(InputError, match="long-video method"):
+        list(estimate_depth(replace(req, long_video="sideways"), without))
