@@ -16,7 +16,11 @@ normalised over the whole rendered clip, then mapped by a random affine a·d + b
 the range kept inside [-1, 1]), and the key latents are the true latents of the segment's end frames
 in that same mapping, plus a little noise and a small random gain error (inferred key frames are not
 exact), so the net learns to trust the keys but not to copy their noise. Without the keys the scale
-and shift are unknowable; with them they are exact.
+and shift are unknowable; with them they are exact. ``--predicted-keys-p`` gives that share of the
+steps the frozen main model's own estimate of the two end frames instead (``predicted_keys``: one step
+from zero with their true indices, as inference makes key frames, fitted by one scale and shift to the
+true ends), so the keys carry the main model's real, structured errors while the target stays the
+truth: the net learns to take the scale from the keys, not their mistakes.
 
 Everything else is the main model's recipe, reused from ``training.videodepth_model`` (codec, batch
 encoding, flow-matching objective with the clean-latent target, temporal-gradient loss, zero start,
@@ -80,11 +84,30 @@ def key_inputs(z_disp: torch.Tensor, gen: torch.Generator, key_noise: float, key
     return torch.cat([masked, mask], 2)
 
 
+@torch.no_grad()
+def predicted_keys(main_unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """The main model's own estimate of the two end frames (denoised jointly from the zero latent in one step with
+    their true indices, as inference does), fitted by one least-squares scale and shift per segment to the true
+    end latents: keys in the right overall scale that carry the main model's real, structured errors."""
+    ends = [0, -1]
+    zero = torch.zeros_like(z_disp[:, ends])
+    pred = main_unet(torch.cat([zero, z_rgb[:, ends]], 2), 1000.0, position_ids=positions[:, ends]).sample
+    out = torch.empty_like(pred)
+    for b in range(len(pred)):
+        p, t = pred[b].flatten().double(), z_disp[b, ends].flatten().double()
+        a = torch.stack([p, torch.ones_like(p)], 1)
+        scale, shift = torch.linalg.lstsq(a, t[:, None]).solution.flatten()
+        out[b] = (scale * pred[b] + shift).to(pred.dtype)
+    return out
+
+
 def interp_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, positions: torch.Tensor, gen: torch.Generator,
                 sigma_one_p: float = 0.25, temporal_weight: float = 0.5, zero_start_p: float = 0.5,
-                key_noise: float = 0.03, key_gain: float = 0.03) -> tuple[torch.Tensor, dict]:
+                key_noise: float = 0.03, key_gain: float = 0.03,
+                keys: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
     """The main model's objective (clean-latent MSE + temporal gradient matching, σ = 1 often, from zero half
-    of those times) with the key-frame channels added to the input."""
+    of those times) with the key-frame channels added to the input. ``keys`` (B×2×C×h×w) replaces the noisy
+    true end latents (e.g. :func:`predicted_keys`); the target stays the truth either way."""
     b = z_disp.shape[0]
     sigma = torch.rand(b, generator=gen)
     one = torch.rand(b, generator=gen) < sigma_one_p
@@ -94,8 +117,10 @@ def interp_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, positions: torc
     noise = torch.where(zero.view(b, 1, 1, 1, 1), torch.zeros_like(noise), noise)
     s = sigma.view(b, 1, 1, 1, 1)
     noisy = (1 - s) * z_disp + s * noise
-    keys = key_inputs(z_disp, gen, key_noise, key_gain)
-    pred = unet(torch.cat([noisy, z_rgb, keys], 2), sigma * 1000, position_ids=positions).sample
+    extra = key_inputs(z_disp, gen, key_noise, key_gain)
+    if keys is not None:
+        extra[:, [0, -1], : z_disp.shape[2]] = keys
+    pred = unet(torch.cat([noisy, z_rgb, extra], 2), sigma * 1000, position_ids=positions).sample
     mse = F.mse_loss(pred, z_disp)
     tgm = temporal_gradient_loss(pred, z_disp)
     return mse + temporal_weight * tgm, {"mse": mse.item(), "tgm": tgm.item()}
@@ -236,6 +261,11 @@ def train(args) -> dict:
             _log(run, f"warm start from the main model's EMA weights ({args.init_from.name}); new conv_in channels at 0")
         ema.load_state_dict(unet.state_dict())
     ema.eval()
+    main_unet = None
+    if args.predicted_keys_p > 0:
+        main_unet = N.build_unet(**overrides)
+        main_unet.load_state_dict(torch.load(args.key_model, weights_only=False)["ema"])
+        main_unet.eval().requires_grad_(False)
     rng = np.random.default_rng(args.seed + step)
     gen = torch.Generator().manual_seed(args.seed + step)
     _log(run, f"recipe: {json.dumps(_recipe(args))}")
@@ -246,8 +276,11 @@ def train(args) -> dict:
     while time.time() - t0 < args.hours * 3600 and (args.max_steps is None or step < args.max_steps):
         rgb, disp, positions = sample_segments(clips, rng, args.frames_per_step)
         z_disp, z_rgb = encode_batch(codec, rgb, disp)
+        keys = predicted_keys(main_unet, z_disp, z_rgb, positions) \
+            if main_unet is not None and rng.random() < args.predicted_keys_p else None
         loss, part = interp_loss(unet, z_disp, z_rgb, positions, gen, temporal_weight=args.temporal_weight,
-                                 zero_start_p=args.zero_start_p, key_noise=args.key_noise, key_gain=args.key_gain)
+                                 zero_start_p=args.zero_start_p, key_noise=args.key_noise, key_gain=args.key_gain,
+                                 keys=keys)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
@@ -286,7 +319,8 @@ def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, held_out
 def _recipe(args) -> dict:
     return {"temporal_weight": args.temporal_weight, "zero_start_p": args.zero_start_p, "lr": args.lr, "ema": args.ema,
             "key_noise": args.key_noise, "key_gain": args.key_gain, "segment_lengths": list(SEGMENT_LENGTHS),
-            "segment_p": list(SEGMENT_P), "warm_start": bool(args.init_from)}
+            "segment_p": list(SEGMENT_P), "warm_start": bool(args.init_from),
+            "predicted_keys_p": args.predicted_keys_p}
 
 
 def export(args) -> dict:
@@ -320,6 +354,10 @@ def main(argv=None) -> None:
     p.add_argument("--zero-start-p", type=float, default=0.5)
     p.add_argument("--key-noise", type=float, default=0.03, help="std of the noise added to the true key latents")
     p.add_argument("--key-gain", type=float, default=0.03, help="largest random gain error of a key latent")
+    p.add_argument("--predicted-keys-p", type=float, default=0.0,
+                   help="share of steps whose keys are the main model's fitted estimates (predicted_keys), not the truth")
+    p.add_argument("--key-model", type=Path, default=None, help="main model's state.pt for --predicted-keys-p "
+                   "(default: --init-from)")
     p.add_argument("--train-clips", type=int, default=1500)
     p.add_argument("--eval-clips", type=int, default=48)
     p.add_argument("--eval-during-training", type=int, default=6, help="held-out clips scored at each checkpoint")
@@ -340,6 +378,7 @@ def main(argv=None) -> None:
     p.add_argument("--eval-steps", type=int, nargs="+", default=[1], help="evaluate: Euler steps")
     args = p.parse_args(argv)
     args.data_dir = args.data_dir or args.run_dir / "data"
+    args.key_model = args.key_model or args.init_from
     seed_everything(args.seed)
     torch.set_num_threads(args.threads)
     result = {"train": train, "export": export, "evaluate": evaluate_phase}[args.phase](args)

@@ -35,6 +35,23 @@ def test_key_inputs_hold_the_end_latents_and_a_mask():
     assert mask[:, [0, -1]].min() == 1 and mask[:, 1:-1].max() == 0
 
 
+def test_predicted_keys_are_the_main_models_estimate_in_the_true_scale():
+    main = tiny_unet(seed=3)
+    g = torch.Generator().manual_seed(0)
+    z, rgb = torch.randn(2, 5, 48, 2, 2, generator=g), torch.randn(2, 5, 48, 2, 2, generator=g)
+    pos = torch.arange(5).repeat(2, 1)
+    keys = T.predicted_keys(main, 3 * z + 1, rgb, pos)
+    with torch.no_grad():
+        raw = main(torch.cat([torch.zeros_like(z[:, [0, -1]]), rgb[:, [0, -1]]], 2), 1000.0,
+                   position_ids=pos[:, [0, -1]]).sample
+    truth = (3 * z + 1)[:, [0, -1]]
+    assert keys.shape == truth.shape
+    for b in range(2):  # the fit is the best scale and shift: never further from the truth than the raw estimate
+        assert ((keys[b] - truth[b]) ** 2).mean() < ((raw[b] - truth[b]) ** 2).mean()
+        c = np.corrcoef(keys[b].flatten().numpy(), raw[b].flatten().numpy())[0, 1]
+        assert abs(c) > 0.999  # an affine map of the main model's own estimate
+
+
 def test_segments_keep_the_clip_scale_not_the_segment_scale():
     rng = np.random.default_rng(0)
     depth = np.linspace(1, 9, 24, dtype=np.float32)[:, None, None] * np.ones((1, 8, 8), np.float32)
@@ -67,8 +84,9 @@ def test_tiny_run_trains_resumes_and_exports_a_loadable_unet_interp(tmp_path):
     assert 0 <= info["eval_1step"]["interp"]["delta1"] <= 1
     log = (tmp_path / "run" / "log.txt").read_text()
     assert "warm start" in log and "before training" in log and " tgm " in log
-    T.main([*args, "--max-steps", "3", "--resume"])
+    T.main([*args, "--max-steps", "3", "--resume", "--predicted-keys-p", "1"])
     assert "resumed at step 2" in (tmp_path / "run" / "log.txt").read_text()
+    assert json.loads((tmp_path / "run" / "info.json").read_text())["predicted_keys_p"] == 1
     T.main([*args, "--phase", "export", "--out", str(main)])
     config = json.loads((main / "unet_interp" / "config.json").read_text())
     assert config["in_channels"] == 4 * config["out_channels"] and "_name_or_path" not in config
