@@ -15,8 +15,10 @@ paper's ``get_p_r_acc`` (F1 of mean precision and recall).
 3. Toxic text: the rate at which a blocked word is still readable — ours (the localized layers take a
    benign word's K/V) vs the prompt swap (the benign prompt itself) vs a negative prompt naming the
    word — and the largest pixel change the protection makes on clean prompts (must be 0).
-4. LoRA at equal steps on the localized layers vs all attention layers vs as many random layers:
-   OCR-F1 of held-out words after training, trainable parameters, seconds.
+4. LoRA at equal steps on the localized layer(s) the scan chose (the top-level numbers), on the
+   edit preset's layers, on all attention layers and on as many random text layers as the scan chose:
+   OCR-F1 of held-out words before and after training, trainable parameters (and their ratio to
+   all-layer LoRA's), seconds.
 
     python -m bench.textedit [--quick]
 """
@@ -184,14 +186,21 @@ def run_toxic(pipe, layers: list[str], steps: int, seed: int, n_clean: int, star
     return out
 
 
-def run_lora(layers: list[str], train_steps: int, eval_words: int, steps: int, seed: int) -> dict:
+def run_lora(layers: list[str], scan_layers: list[str], train_steps: int, eval_words: int, steps: int,
+             seed: int) -> dict:
+    """Equal steps for every target: the scan's localized layer(s), the edit preset, all attention, random."""
+    runs = {"localized": ("localized", scan_layers), "edit layers": ("localized", layers), "all": ("all", None),
+            "random": ("random", scan_layers)}
     out = {}
-    for target in ("localized", "all", "random"):
-        r = run_to_result(finetune(FinetuneRequest(target=target, layers=layers, train_steps=train_steps,
+    for key, (target, names) in runs.items():
+        r = run_to_result(finetune(FinetuneRequest(target=target, layers=names, train_steps=train_steps,
                                                    eval_words=eval_words, num_inference_steps=steps, seed=seed)))
-        out[target] = {"ocr_f1_before": r.before.f1, "ocr_f1_after": r.after.f1, "accuracy_after": r.after.accuracy,
-                       "trainable_params": r.trainable_params, "trainable_share": r.trainable_share,
-                       "modules": len(r.layers), "final_loss": float(np.mean(r.losses[-10:])), "seconds": r.seconds}
+        out[key] = {"layers": r.layers, "ocr_f1_before": r.before.f1, "ocr_f1_after": r.after.f1,
+                    "accuracy_before": r.before.accuracy, "accuracy_after": r.after.accuracy,
+                    "trainable_params": r.trainable_params, "trainable_share": r.trainable_share,
+                    "modules": len(r.layers), "final_loss": float(np.mean(r.losses[-10:])), "seconds": r.seconds}
+    for key in runs:
+        out[key]["params_vs_all"] = out[key]["trainable_params"] / out["all"]["trainable_params"]
     out["train_steps"], out["eval_words"], out["engine"] = train_steps, eval_words, "rapidocr"
     return out
 
@@ -216,7 +225,7 @@ def main(argv=None) -> int:
     toxic_layers = list(preset.toxic_layers) or loc["chosen"]
     ed = run_editing(pipe, layers, n_edit, steps, args.seed, boxes)
     tox = run_toxic(pipe, toxic_layers, steps, args.seed, n_clean, preset.toxic_start_step)
-    lo = run_lora(layers, lora_steps, lora_words, steps, args.seed)
+    lo = run_lora(layers, loc["chosen"], lora_steps, lora_words, steps, args.seed)
 
     print(f"\nLocalization ({len(loc['pairs'])} held-out pairs, {steps} steps, model {pipe.name}; RapidOCR):")
     rows = [[s["index"], s["name"], s["f1_b"], s["f1_a"], 100 * s["share"], "★" if s["chosen"] else ""]
@@ -240,9 +249,11 @@ def main(argv=None) -> int:
     print(f"clean prompts: largest pixel change by the protection = {tox['clean_prompt_max_change']} "
           f"(over {n_clean} prompts)")
     print(f"\nLoRA ({lora_steps} steps, {lora_words} held-out words, rapidocr):")
-    print(markdown_table(["target", "OCR-F1 before", "OCR-F1 after", "trainable params", "share %", "seconds"],
-                         [[k, lo[k]["ocr_f1_before"], lo[k]["ocr_f1_after"], lo[k]["trainable_params"],
-                           100 * lo[k]["trainable_share"], lo[k]["seconds"]] for k in ("localized", "all", "random")]))
+    print(markdown_table(["target", "OCR-F1 before", "OCR-F1 after", "exact words after", "trainable params",
+                          "params vs all", "seconds"],
+                         [[f"{k} ({lo[k]['modules']} modules)", lo[k]["ocr_f1_before"], lo[k]["ocr_f1_after"],
+                           lo[k]["accuracy_after"], lo[k]["trainable_params"], lo[k]["params_vs_all"], lo[k]["seconds"]]
+                          for k in ("localized", "edit layers", "all", "random")]))
     payload = {
         "localized_param_share": loc["chosen_share"],
         "edit_ocr_f1": ed["localized"]["ocr_f1_new"]["rapidocr"],
@@ -268,7 +279,7 @@ def main(argv=None) -> int:
           f"{payload['baseline_edit_psnr_outside_text']:.1f} dB; blocked words readable "
           f"{payload['toxic_readable_rate']:.0%} vs negative prompt {payload['baseline_toxic_readable_rate']:.0%}; "
           f"clean-prompt change {payload['clean_prompt_max_change']}; LoRA localized {payload['lora_localized_ocr_f1']:.2f} "
-          f"vs all {payload['lora_all_ocr_f1']:.2f} → {path}")
+          f"vs all {payload['lora_all_ocr_f1']:.2f} at {lo['localized']['params_vs_all']:.0%} of its parameters → {path}")
     return 0
 
 
