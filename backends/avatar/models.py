@@ -19,8 +19,8 @@ SPECS = [
             "ablation/multi-res/model.safetensors": "2034426e991b4874d1884c4730c09013976b2377b4ee53e31aa0aa6b7dc9eea7",
             "ablation/single-res/config.json": "6e26b6a111d929757c1b27c2b659cfc3f1df4ba78976c72493e39e80b22a68a1",
             "ablation/single-res/model.safetensors": "d8779754b607395e942448c11194f7eb31b01d38ea9e8bf675f369a16e8baab6",
-            "config.json": "2976d1b757d605f8f5f0c16e0b5a3d77203bc3d974c3382f3003d64bf1ab011c",
-            "model.safetensors": "eb5c83a8c47007a5fc312ac211adadfbea8e90ef4de3783c8ad7df86c3a5861d",
+            "config.json": "5b8a5453ecd3ce0c1e26c6351ecb81aa59d8ff75c05d07ff0e230de027e72e29",
+            "model.safetensors": "db1ded364615ab087a4a4c1966530c85bcd028bbc5471659d6806b722f1eec7a",
         },
         license="Apache-2.0 (trained by this project on CC0 anny bodies)",
         description=("LIFe-GoM reconstructor sized for a CPU (small CNN encoder, attention over views, MLP + "
