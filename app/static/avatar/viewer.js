@@ -61,8 +61,9 @@ export function mount(root, payloadBox, bonesBox) {
     renderer.render(scene, camera);
     frames++;
     if (now - windowStart >= 1000) {
-      fpsOut.textContent = `${Math.round((frames * 1000) / (now - windowStart))} FPS`;
-      root.dataset.fps = String(Math.round((frames * 1000) / (now - windowStart)));
+      const fps = (frames * 1000) / (now - windowStart); // below 10 with a decimal: a slow (software) GL is not "0 FPS"
+      fpsOut.textContent = `${fps < 10 ? fps.toFixed(1) : Math.round(fps)} FPS`;
+      root.dataset.fps = fps.toFixed(2);
       frames = 0;
       windowStart = now;
     }
