@@ -72,14 +72,22 @@ def evaluate(models, method: dict, data: dict, per_pair: int, steps: int, real_f
             "seconds_per_cf": secs / n, "n": n}
 
 
-def methods_for(quick: bool) -> list[dict]:
+SWEEPS = {  # guidance scales per method; "defaults": RCSB at the tab's scale, the baseline at its best one
+    "full": {"rcsb": (1.5, 4.0, 8.0, 32.0), "noisy": (1.0, 10.0, 30.0, 100.0), "none": True},
+    "quick": {"rcsb": (1.5, 4.0), "noisy": (10.0, 30.0), "none": True},
+    "defaults": {"rcsb": (), "noisy": (10.0,), "none": False},  # s=10 was the best of 1/10/30/100 in both sweeps
+}
+
+
+def methods_for(sweep: str) -> list[dict]:
     """RCSB at the tab's default scale, then a guidance-scale sweep per method (the baseline gets its best)."""
     from backends.counterfactual.service import CounterfactualRequest
 
     default = CounterfactualRequest(image=None, mask=None, target=0)
     rcsb = {"guidance": "tweedie", "stabilize": True, "tau": default.start_fraction, "unconstrained": False}
-    rcsb_scales = (1.5, 4.0, default.guidance_scale) if quick else (1.5, 4.0, 8.0, default.guidance_scale, 32.0)
-    noisy_scales = (10.0, 30.0) if quick else (1.0, 10.0, 30.0, 100.0)  # s=1 flipped 0.26 in the full run
+    rcsb_scales, noisy_scales = SWEEPS[sweep]["rcsb"], SWEEPS[sweep]["noisy"]  # s=1 flipped 0.26 in the full run
+    no_guidance = [{"name": "no guidance (bridge only, region)", "role": "none", **rcsb, "guidance": "none",
+                    "scale": 0.0}] if SWEEPS[sweep]["none"] else []
     return [
         {"name": f"RCSB (Tweedie + Adam + norm, region), s={default.guidance_scale:g} (default)", "role": "rcsb",
          **rcsb, "scale": default.guidance_scale},
@@ -89,7 +97,7 @@ def methods_for(quick: bool) -> list[dict]:
            "scale": s, "tau": default.start_fraction, "unconstrained": False} for s in noisy_scales],
         {"name": f"(b) unconstrained (whole image), s={default.guidance_scale:g}", "role": "unconstrained", **rcsb,
          "scale": default.guidance_scale, "unconstrained": True},
-        {"name": "no guidance (bridge only, region)", "role": "none", **rcsb, "guidance": "none", "scale": 0.0},
+        *no_guidance,
     ]
 
 
@@ -100,6 +108,8 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, help="network calls per counterfactual (default 100, the paper's; quick 30)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (1: on a busy 2-core machine two threads spin and run ~10× slower)")
+    p.add_argument("--sweep", choices=tuple(SWEEPS), help="guidance scales tried per method (default: full; quick "
+                   "quick); 'defaults' runs only RCSB at the tab's scale, the baseline at s=10 and the unconstrained run")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     per_pair, steps = (2, 30) if args.quick else (10, 100)
@@ -109,7 +119,8 @@ def main(argv=None) -> int:
     data = cached_split("test", ROOT / "training" / "data")
     real_feats = {c: classifier_features(models.pipeline.classifier, data["images"][data["labels"] == i][:300])
                   for i, c in enumerate(CLASSES)}
-    methods = methods_for(args.quick)
+    sweep = args.sweep or ("quick" if args.quick else "full")
+    methods = methods_for(sweep)
     rows, results = [], {}
     for m in methods:
         r = evaluate(models, m, data, per_pair, steps, real_feats)
@@ -125,7 +136,7 @@ def main(argv=None) -> int:
     plain = max(by_role("plain"), key=lambda v: v["flip_rate"])  # the baseline at its best scale
     unconstrained = by_role("unconstrained")[0]
     payload = {
-        "quick": args.quick, "per_pair": per_pair, "steps": steps, "n": rcsb["n"],
+        "quick": args.quick, "per_pair": per_pair, "steps": steps, "n": rcsb["n"], "sweep": sweep,
         "models": {"bridge": models.bridge_id, "classifier": models.classifier_id},
         "flip_rate": rcsb["flip_rate"], "outside_change_max": rcsb["outside_change_max"], "scale": rcsb["scale"],
         "tau": rcsb["tau"],
