@@ -1,9 +1,9 @@
 """Depth of videos of any length at the memory of one window, streamed frame by frame.
 
 Depth Any Video infers key frames spread over the whole video jointly, then fills each segment
-between two key frames with a second, interpolation UNet. That interpolation network is not trained
-for the embedded model yet, so this module does NOT imitate it. What it does instead, with the main
-model only:
+between two key frames with a second, interpolation UNet (``interpolation.py``). This module is the
+other way, with the main model only — the service's ``long_video="windows"``, and what a model without
+an interpolation network runs:
 
 1. **Key frames** (up to ``max_keys``, evenly spread, one at every window start) are read in a first
    streaming pass and denoised jointly with their true, sparse frame indices (RoPE): one globally
