@@ -59,7 +59,7 @@ def model_choices() -> list[tuple[str, str]]:
             for s in default_registry().for_capability("videodepth")]
 
 
-def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, noise, out_dir,
+def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, noise, long_video, out_dir,
              resume=False):
     VideoDepthRequest = service().VideoDepthRequest  # noqa: N806
 
@@ -71,7 +71,8 @@ def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline
     return VideoDepthRequest(Path(file), Path(out_dir), model_id=model_id, max_side=int(max_side),
                              num_inference_steps=int(steps), window=WINDOW, overlap=WINDOW - stride,
                              max_frames=int(max_frames), colormap=cmap, baseline_frames=int(baseline),
-                             seed=int(seed or 0), initial_noise=noise or "zero", resume=resume)
+                             seed=int(seed or 0), initial_noise=noise or "zero", resume=resume,
+                             long_video=long_video or "auto")
 
 
 def service():
@@ -122,8 +123,9 @@ def build(demo: gr.Blocks) -> None:
     gr.set_static_paths([STATIC])
     gr.Markdown(
         "**Depth Any Video** (ICLR 2025): a flow-matching video-depth model with rotary frame positions gives "
-        "every frame's relative depth in 1–3 steps, whole clips at once. Long videos stream through windows "
-        "aligned to key frames inferred jointly over the whole video, so memory stays flat however long the video "
+        "every frame's relative depth in 1–3 steps, whole clips at once. Long videos stream: key frames spread "
+        "over the whole video are inferred jointly, then the interpolation network fills the segments between them "
+        "(the paper's way) or windows are aligned to them, so memory stays flat however long the video "
         "is. The embedded model was trained here on 64×64 renders of the project's primitive world (rooms with "
         "textured boxes, spheres, cones…): it shows the method at work on such clips; on real footage it mostly "
         "outputs a room prior (see its model card). Raw outputs: 16-bit PNG per frame, the `.npz` stack, `.ply`."
@@ -157,6 +159,11 @@ def build(demo: gr.Blocks) -> None:
                                  info="zero: every frame starts from the noise's mean (deterministic, steadiest on "
                                       "the embedded model); shared: one random map for all frames; independent: "
                                       "a new map per frame (the reference's sampling).")
+            long_video = gr.Radio(["auto", "interpolation", "windows"], value="auto", label="Long videos",
+                                  elem_id="vd-long-video",
+                                  info="interpolation: the paper's interpolation network fills the segments between "
+                                       "key frames; windows: windows of 16 aligned to the key frames; auto: the "
+                                       "model's better one on held-out clips (see its model card).")
             with gr.Row():
                 run = gr.Button("Estimate depth", variant="primary", elem_id="vd-run")
                 stop = gr.Button("Stop", variant="stop", elem_id="vd-stop")
@@ -177,7 +184,7 @@ def build(demo: gr.Blocks) -> None:
             gr.Markdown("Relative depth shown with an assumed near : far of 1 : 5 and a 55° field of view.")
             summary = gr.JSON(label="Run (JSON)", elem_id="vd-json")
 
-    settings = [model, max_side, steps, stride, max_frames, cmap, baseline, seed, noise]
+    settings = [model, max_side, steps, stride, max_frames, cmap, baseline, seed, noise, long_video]
 
     @user_errors
     def on_example(name):
@@ -186,11 +193,12 @@ def build(demo: gr.Blocks) -> None:
         return str(example_clip(name)) if name else gr.update()
 
     @user_errors
-    def on_estimate(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v):
+    def on_estimate(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v,
+                    long_video_v):
         if not file:
             return "Upload a video to see the time and memory a run takes."
         req = _request(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v,
-                       noise_v, ".")
+                       noise_v, long_video_v, ".")
         return "**Before you run:** " + service().estimate_run(req, _model(model_id)).summary()
 
     def _run(req, state, request, progress):
@@ -215,11 +223,12 @@ def build(demo: gr.Blocks) -> None:
             CANCELS.finish(request, ACTION, token)
 
     @user_errors
-    def on_run(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v, state,
-               request: gr.Request, progress=gr.Progress()):
+    def on_run(file, model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v,
+               long_video_v, state, request: gr.Request, progress=gr.Progress()):
         if not file:
             raise InputError("Upload a video or an image first (or pick an example).")
-        values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v)
+        values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v,
+                  long_video_v)
         _request(file, *values, ".")  # settings checked before anything is copied
         out = new_output_dir("videodepth")
         src = Path(file)

@@ -15,8 +15,8 @@ from PIL import Image
 MODEL = "videodepth-embedded"
 
 
-def settings(steps=1, stride=12, max_frames=600, baseline=8):
-    return [MODEL, 64, steps, stride, max_frames, "Spectral", baseline, 0, "zero"]
+def settings(steps=1, stride=12, max_frames=600, baseline=8, long_video="auto"):
+    return [MODEL, 64, steps, stride, max_frames, "Spectral", baseline, 0, "zero", long_video]
 
 
 def example(client, name):
@@ -40,6 +40,10 @@ def test_example_estimate_run_and_raw_outputs(client):
     assert png.dtype == np.uint16 and png.shape == (64, 64) and png.max() > png.min()
     assert np.load(next(f for f in files if f.endswith(".npz")))["disparity"].shape == (40, 64, 64)
     assert not any("/" in str(v) for v in summary.values() if isinstance(v, str))  # no server paths
+    for method, note in (("interpolation", "filled by the interpolation network"), ("windows", "windows aligned")):
+        *_, summary = client.predict(handle_file(clip), *settings(max_frames=40, baseline=0, long_video=method),
+                                     api_name="/videodepth_run")
+        assert summary["frames"] == 40 and note in " ".join(summary["notes"])
 
     viewer, files = client.predict(5, api_name="/videodepth_point_cloud")
     data = json.loads(viewer)
