@@ -47,7 +47,7 @@ from backends.videodepth import networks as N
 from backends.videodepth.data import cached_clips, disparity_target
 from backends.videodepth.metrics import evaluate_clip
 from training.asset_files import drop_name_or_path
-from training.videodepth_model import _ema_update, _log, encode_batch, temporal_gradient_loss
+from training.videodepth_model import _ema_update, _log, encode_batch, resume_state, temporal_gradient_loss
 
 ROOT = Path(__file__).resolve().parents[1]
 SEGMENT_LENGTHS = (18, 12, 8)  # 18 = num_interp 16 + 2 key frames, the inference segment
@@ -257,12 +257,7 @@ def train(args) -> dict:
     opt = torch.optim.AdamW(unet.parameters(), lr=args.lr, weight_decay=1e-2)
     step, elapsed = 0, 0.0
     if args.resume and (run / "state.pt").exists():
-        st = torch.load(run / "state.pt", weights_only=False)
-        unet.load_state_dict(st["unet"])
-        ema.load_state_dict(st["ema"])
-        opt.load_state_dict(st["opt"])
-        step, elapsed = st["step"], st["elapsed"]
-        _log(run, f"resumed at step {step} ({elapsed / 60:.1f} min)")
+        step, elapsed = resume_state(run, unet, ema, opt)
     else:
         if args.init_from:
             main = torch.load(args.init_from, weights_only=False)["ema"]

@@ -137,6 +137,16 @@ def _log(run: Path, msg: str) -> None:
         f.write(msg + "\n")
 
 
+def resume_state(run: Path, unet, ema, opt) -> tuple[int, float]:
+    """Load ``run/state.pt`` into the networks and optimiser; return (step, elapsed seconds)."""
+    st = torch.load(run / "state.pt", weights_only=False)
+    unet.load_state_dict(st["unet"])
+    ema.load_state_dict(st["ema"])
+    opt.load_state_dict(st["opt"])
+    _log(run, f"resumed at step {st['step']} ({st['elapsed'] / 60:.1f} min)")
+    return st["step"], st["elapsed"]
+
+
 def train(args) -> dict:
     run = args.run_dir
     run.mkdir(parents=True, exist_ok=True)
@@ -148,12 +158,7 @@ def train(args) -> dict:
     opt = torch.optim.AdamW(unet.parameters(), lr=args.lr, weight_decay=1e-2)
     step, elapsed = 0, 0.0
     if args.resume and (run / "state.pt").exists():
-        st = torch.load(run / "state.pt", weights_only=False)
-        unet.load_state_dict(st["unet"])
-        ema.load_state_dict(st["ema"])
-        opt.load_state_dict(st["opt"])
-        step, elapsed = st["step"], st["elapsed"]
-        _log(run, f"resumed at step {step} ({elapsed / 60:.1f} min)")
+        step, elapsed = resume_state(run, unet, ema, opt)
     else:
         if args.init_from:
             unet.load_state_dict(torch.load(args.init_from, weights_only=False)["ema"])
