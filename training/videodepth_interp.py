@@ -47,7 +47,14 @@ from backends.videodepth import networks as N
 from backends.videodepth.data import cached_clips, disparity_target
 from backends.videodepth.metrics import evaluate_clip
 from training.asset_files import drop_name_or_path
-from training.videodepth_model import _ema_update, _log, encode_batch, resume_state, temporal_gradient_loss
+from training.videodepth_model import (
+    _log,
+    encode_batch,
+    optimizer_step,
+    resume_state,
+    save_state,
+    temporal_gradient_loss,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SEGMENT_LENGTHS = (18, 12, 8)  # 18 = num_interp 16 + 2 key frames, the inference segment
@@ -285,13 +292,7 @@ def train(args) -> dict:
         loss, part = interp_loss(unet, z_disp, z_rgb, positions, gen, temporal_weight=args.temporal_weight,
                                  zero_start_p=args.zero_start_p, key_noise=args.key_noise, key_gain=args.key_gain,
                                  keys=keys)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
-        for g in opt.param_groups:
-            g["lr"] = args.lr * min(1.0, (step + 1) / 100)
-        opt.step()
-        _ema_update(ema, unet, step, args.ema)
+        optimizer_step(unet, ema, opt, loss, step, args.lr, 100, args.ema)
         step += 1
         losses.append(loss.item())
         parts.append(part)
@@ -307,9 +308,7 @@ def train(args) -> dict:
 
 
 def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, held_out, args) -> dict:
-    torch.save({"unet": unet.state_dict(), "ema": ema.state_dict(), "opt": opt.state_dict(), "step": step,
-                "elapsed": elapsed}, run / "state.tmp")
-    (run / "state.tmp").rename(run / "state.pt")
+    save_state(run, unet, ema, opt, step, elapsed)
     ema.save_pretrained(run / "model" / "unet_interp")
     metrics = evaluate_long(_eval_pipeline(args, ema), held_out, args.eval_during_training, methods=("interp",)) \
         if args.eval_during_training and args.main_model else {}

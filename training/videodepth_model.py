@@ -137,6 +137,24 @@ def _log(run: Path, msg: str) -> None:
         f.write(msg + "\n")
 
 
+def optimizer_step(unet, ema, opt, loss: torch.Tensor, step: int, lr: float, warmup: int, ema_decay: float) -> None:
+    """Backward, clip to norm 1, linear warm-up of the learning rate over ``warmup`` steps, step, EMA update."""
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
+    for g in opt.param_groups:
+        g["lr"] = lr * min(1.0, (step + 1) / warmup)
+    opt.step()
+    _ema_update(ema, unet, step, ema_decay)
+
+
+def save_state(run: Path, unet, ema, opt, step: int, elapsed: float) -> None:
+    """Write ``run/state.pt`` atomically (through a temporary file), for ``resume_state``."""
+    torch.save({"unet": unet.state_dict(), "ema": ema.state_dict(), "opt": opt.state_dict(), "step": step,
+                "elapsed": elapsed}, run / "state.tmp")
+    (run / "state.tmp").rename(run / "state.pt")
+
+
 def resume_state(run: Path, unet, ema, opt) -> tuple[int, float]:
     """Load ``run/state.pt`` into the networks and optimiser; return (step, elapsed seconds)."""
     st = torch.load(run / "state.pt", weights_only=False)
@@ -174,13 +192,7 @@ def train(args) -> dict:
         z_disp, z_rgb = encode_batch(codec, rgb, disp)
         loss, part = flow_matching_loss(unet, z_disp, z_rgb, positions, gen, prediction=args.prediction,
                                         temporal_weight=args.temporal_weight, zero_start_p=args.zero_start_p)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
-        for g in opt.param_groups:
-            g["lr"] = args.lr * min(1.0, (step + 1) / 200)
-        opt.step()
-        _ema_update(ema, unet, step, args.ema)
+        optimizer_step(unet, ema, opt, loss, step, args.lr, 200, args.ema)
         step += 1
         losses.append(loss.item())
         parts.append(part)
@@ -196,9 +208,7 @@ def train(args) -> dict:
 
 
 def _save(run: Path, unet, ema, opt, step: int, elapsed: float, losses, codec, held_out, args) -> dict:
-    torch.save({"unet": unet.state_dict(), "ema": ema.state_dict(), "opt": opt.state_dict(), "step": step,
-                "elapsed": elapsed}, run / "state.tmp")
-    (run / "state.tmp").rename(run / "state.pt")
+    save_state(run, unet, ema, opt, step, elapsed)
     ema.save_pretrained(run / "model" / "unet")
     metrics = evaluate(ema, codec, held_out, args.prediction, n_clips=args.eval_during_training) \
         if args.eval_during_training else {}

@@ -22,7 +22,7 @@ import torch
 
 from backends.common.errors import Cancelled, InputError
 
-from .longvideo import StreamState
+from .longvideo import StreamState, read_key_frames
 from .metrics import fit_scale_shift
 
 NUM_INTERP = 16  # frames filled between two key frames (the reference's; segments of NUM_INTERP + 2)
@@ -143,11 +143,8 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
     keys = key_plan(n_frames, num_interp, overlap)
     total = len(segs) + 1
     if resume is None:
-        wanted = set(keys)
-        key_rgb = [f for i, f in zip(range(n_frames), open_frames(), strict=False) if i in wanted]
-        if len(key_rgb) != len(keys):
-            raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
-        key_lat = key_latents(pipe, np.stack(key_rgb), keys, max_keys, num_inference_steps, seed, initial_noise)
+        key_rgb = read_key_frames(open_frames, keys, n_frames)
+        key_lat = key_latents(pipe, key_rgb, keys, max_keys, num_inference_steps, seed, initial_noise)
         del key_rgb
         key_of = {k: key_lat[j] for j, k in enumerate(keys)}
         tail: torch.Tensor | None = None  # latents of the previous segment's frames shared with this one

@@ -90,6 +90,15 @@ def _window_seed(seed: int, index: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 100_003 + index)
 
 
+def read_key_frames(open_frames: Callable[[], Iterable[np.ndarray]], keys: list[int], n_frames: int) -> np.ndarray:
+    """The frames at ``keys`` (sorted indices), read in one streaming pass: K×H×W×3."""
+    wanted = set(keys)
+    frames = [f for i, f in zip(range(n_frames), open_frames(), strict=False) if i in wanted]
+    if len(frames) != len(keys):
+        raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
+    return np.stack(frames)
+
+
 def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames: int, window: int = 16,
                  overlap: int = 4, max_keys: int = 32, num_inference_steps: int = 3, seed: int = 0,
                  on_window: Callable[[int, int], None] | None = None,
@@ -117,11 +126,8 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     keys = plan.key_frames
     total = len(windows) + 1
     if resume is None:
-        key_set = set(keys)
-        key_frames = [f for i, f in zip(range(n_frames), open_frames(), strict=False) if i in key_set]
-        if len(key_frames) != len(keys):
-            raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
-        key_disp = dict(zip(keys, pipe(np.stack(key_frames), position_ids=np.asarray(keys),
+        key_frames = read_key_frames(open_frames, keys, n_frames)
+        key_disp = dict(zip(keys, pipe(key_frames, position_ids=np.asarray(keys),
                                        num_inference_steps=num_inference_steps,
                                        generator=_window_seed(seed, -1), initial_noise=initial_noise).disparity, strict=True))
         del key_frames
