@@ -107,7 +107,8 @@ def layers_arg(text: str) -> list[str] | None:
 def build(demo: gr.Blocks) -> None:
     gr.Markdown(
         "**Localized text layers** (Staniszewski et al., ICLR 2025): in a text-to-image diffusion model a few "
-        "cross-attention layers (<1% of the parameters) write the text. *Localize* finds them by giving one layer at a "
+        "cross-attention layers (<1% of the parameters in SDXL, SD3 and IF; about 1% per layer in the small "
+        "embedded model) write the text. *Localize* finds them by giving one layer at a "
         "time the keys/values of another prompt; *Edit* swaps the words by patching only those layers; *Protect* "
         "swaps a blocked word for a benign one the same way; *Fine-tune* trains LoRA on those layers only. The "
         "embedded model writes words of 3–8 letters (a–z) on 32×128 images, shown enlarged; OCR (RapidOCR, "
