@@ -89,6 +89,18 @@ def text_layers(denoiser: torch.nn.Module) -> list[TextLayer]:
     return layers
 
 
+def parameter_shares(layers: Iterable[TextLayer], denoiser_params: int) -> tuple[float, float]:
+    """(text K/V share, whole-module share) of ``layers`` among ``denoiser_params`` parameters.
+
+    The first is how the paper counts its localized parameters — the projections whose outputs the
+    patch replaces: three SDXL ``attn2`` layers' ``to_k``/``to_v`` are its 0.61%, SD3 block 10's
+    ``add_k_proj``/``add_v_proj`` its 0.23%. The second counts q/k/v/out, what the LoRA trains.
+    """
+    layers = list(layers)
+    return (sum(layer.text_kv_params for layer in layers) / denoiser_params,
+            sum(layer.params for layer in layers) / denoiser_params)
+
+
 def find_layers(layers: Sequence[TextLayer], wanted: Iterable[str | int]) -> list[TextLayer]:
     """Layers by module name, execution index (``17`` or ``"17"``) or label (``"17: name"``).
 

@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     paths = write(result, args.out)
     info = summary(result)
     if args.textedit_action == "localize":
-        info = {k: info[k] for k in ("chosen", "chosen_share", "chosen_text_kv_share", "denoiser_params", "pairs",
+        info = {k: info[k] for k in ("chosen", "chosen_share", "chosen_module_share", "denoiser_params", "pairs",
                                      "model", "seconds")}
     print(json.dumps({**info, "files": sorted(str(p) for p in paths.values())}, default=str))
     return 0

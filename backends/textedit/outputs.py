@@ -77,7 +77,7 @@ def write(result, folder: Path) -> dict[str, Path]:
         paths["layers_json"] = folder / "layers.json"
         paths["layers_json"].write_text(json.dumps({"layers": rows, "head_f1": result.head_f1, "chosen": result.chosen,
                                                     "chosen_share": result.chosen_share,
-                                                    "chosen_text_kv_share": result.chosen_text_kv_share,
+                                                    "chosen_module_share": result.chosen_module_share,
                                                     "denoiser_params": result.denoiser_params}, indent=1))
         for s in result.layers:
             paths[f"layer_{s.index}"] = save_png(result.patched[s.name], folder / f"layer_{s.index:02d}.png")

@@ -72,7 +72,9 @@ def test_localize_scores_every_layer_and_head(tiny_model):
     by_name = {layer.name: layer for layer in tiny_model.layers}
     total = sum(p.numel() for p in tiny_model.unet.parameters())
     assert r.denoiser_params == total
-    assert r.chosen_share == pytest.approx(sum(by_name[n].params for n in r.chosen) / total)
+    assert r.chosen_share == pytest.approx(sum(by_name[n].text_kv_params for n in r.chosen) / total)
+    assert r.chosen_module_share == pytest.approx(sum(by_name[n].params for n in r.chosen) / total)
+    assert r.chosen_share < r.chosen_module_share
     assert all(0 <= s.f1_b <= 1 and 0 <= s.f1_a <= 1 and s.psnr > 0 for s in r.layers)
     assert r.table()[0]["chosen"] == (names[0] in r.chosen) and r.card["pairs"] == [("cat", "dog")]
     assert [e.fraction for e in events] == sorted(e.fraction for e in events)
@@ -81,7 +83,7 @@ def test_localize_scores_every_layer_and_head(tiny_model):
 
 def test_choose_keeps_the_layers_that_make_the_image_read_b():
     def s(i, f1_b, f1_a):
-        return LayerScore(i, f"l{i}", "cross", 2, 10, 0.1, f1_b, f1_a, 0, 0, 0, 0, 0, 0, "")
+        return LayerScore(i, f"l{i}", "cross", 2, 10, 0.1, f1_b, f1_a, 0, 0, 0, 0, 0, 0, "", 0.2)
 
     scores = [s(0, 0.1, 0.9), s(1, 0.9, 0.2), s(2, 0.8, 0.3), s(3, 0.5, 0.5), s(4, 0.7, 0.8)]
     assert choose(scores, None) == ["l1", "l2"]  # ≥ 0.75 × best and reading B more than A

@@ -28,7 +28,7 @@ def test_localize_writes_the_layer_table(tmp_path, capsys):
     assert main(["textedit", "localize", "--text", "cat", "--new-text", "dog", "--steps", "1", "--no-heads",
                  "--out", str(tmp_path)]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert line["chosen"] and 0 < line["chosen_share"] < 1
+    assert line["chosen"] and 0 < line["chosen_share"] < line["chosen_module_share"] < 1
     rows = (tmp_path / "layers.csv").read_text().splitlines()
     assert rows[0].startswith("index,name,kind") and len(rows) == 8 and (tmp_path / "layer_06.png").is_file()
 
