@@ -23,8 +23,7 @@ def to_rgb_array(image, max_side: int | None = None) -> np.ndarray:
     Larger images are downscaled so the longer side is at most ``max_side``.
     """
     pil = _as_pil(image)
-    if pil.width * pil.height > MAX_PIXELS:
-        raise InputError(f"Image is {pil.width}×{pil.height}; the limit is {MAX_PIXELS // 1_000_000} megapixels.")
+    _check_pixels(pil)
     if pil.width < 8 or pil.height < 8:
         raise InputError(f"Image is {pil.width}×{pil.height}; it must be at least 8×8 pixels.")
     pil = pil.convert("RGB")
@@ -41,19 +40,32 @@ def _as_pil(image) -> Image.Image:
         return image
     if isinstance(image, np.ndarray):
         return _array_to_pil(image)
+    if not isinstance(image, bytes | bytearray | str | Path):
+        raise InputError(f"Unsupported image input of type {type(image).__name__}.")
     try:
-        if isinstance(image, bytes | bytearray):
-            pil = Image.open(io.BytesIO(image))
-        elif isinstance(image, str | Path):
-            pil = Image.open(Path(image))
-        else:
-            raise InputError(f"Unsupported image input of type {type(image).__name__}.")
+        pil = open_image(io.BytesIO(image) if isinstance(image, bytes | bytearray) else Path(image))
+        _check_pixels(pil)  # from the header, before a huge image is decoded
         pil.load()
         return pil
     except FileNotFoundError:
         raise InputError(f"Image file not found: {Path(str(image)).name}.") from None
     except (UnidentifiedImageError, OSError) as e:
         raise InputError(f"The file is not an image this suite can read ({e.__class__.__name__}).") from None
+
+
+def open_image(source) -> Image.Image:
+    """``Image.open`` (lazy: only the header is read), with PIL's refusal of a decompression bomb (an image
+    whose header claims hundreds of megapixels) turned into a clear :class:`InputError`."""
+    try:
+        return Image.open(source)
+    except Image.DecompressionBombError:
+        name = f"{Path(source).name} is" if isinstance(source, str | Path) else "The image is"
+        raise InputError(f"{name} too large: over {2 * Image.MAX_IMAGE_PIXELS // 1_000_000} megapixels.") from None
+
+
+def _check_pixels(pil: Image.Image) -> None:
+    if pil.width * pil.height > MAX_PIXELS:
+        raise InputError(f"Image is {pil.width}×{pil.height}; the limit is {MAX_PIXELS // 1_000_000} megapixels.")
 
 
 def _array_to_pil(arr: np.ndarray) -> Image.Image:

@@ -31,6 +31,7 @@ import torch
 from PIL import Image
 
 from backends.common.errors import InputError
+from backends.common.imageio import open_image
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.video import iter_video_frames, probe_video, write_mp4
 
@@ -137,7 +138,7 @@ def _open_source(path: Path, max_frames: int, folder_fps: float = 24.0):
         raise InputError(f"Input file not found: {path.name}.")
     if path.suffix.lower() in IMAGE_SUFFIXES:
         try:
-            img = Image.open(path)
+            img = open_image(path)
             if max(img.size) > 16384:
                 raise InputError(f"{path.name} is {img.width}×{img.height}; images may be at most 16384 pixels a side.")
             img.load()
@@ -159,7 +160,7 @@ def _open_folder(folder: Path, max_frames: int, fps: float = 24.0):
         raise InputError(f"The folder {folder.name} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))}).")
     used = paths[:max_frames]
     try:
-        with Image.open(used[0]) as first:
+        with open_image(used[0]) as first:
             size = first.size
     except OSError:
         raise InputError(f"{used[0].name} is not an image this suite can read.") from None
@@ -169,7 +170,7 @@ def _open_folder(folder: Path, max_frames: int, fps: float = 24.0):
     def frames():
         for p in used:
             try:
-                with Image.open(p) as img:
+                with open_image(p) as img:
                     frame = np.asarray(img.convert("RGB"))
             except OSError:
                 raise InputError(f"{p.name} is not an image this suite can read.") from None

@@ -115,3 +115,28 @@ def test_seeds_make_runs_repeatable():
     for bad in (-1, 2**32, 1.5, True):
         with pytest.raises(InputError):
             check_seed(bad)
+
+
+def bomb_png(path, side=20_000):
+    """A tiny PNG file whose header claims side×side pixels (a decompression bomb: PIL refuses to open it)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = zlib.compressobj(9)
+    body = b"".join(rows.compress(b"\x00" * (side + 1)) for _ in range(side)) + rows.flush()
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
+                     + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+    return path
+
+
+def test_a_decompression_bomb_is_a_clear_input_error_before_decoding(tmp_path):
+    with pytest.raises(InputError, match="bomb.png is too large: over 178 megapixels"):
+        to_rgb_array(bomb_png(tmp_path / "bomb.png"))
+    with pytest.raises(InputError, match="too large"):
+        to_rgb_array(bomb_png(tmp_path / "bomb.png").read_bytes())
+    # under PIL's limit but over ours: refused from the header, before 81 Mpx are decoded
+    with pytest.raises(InputError, match="9000×9000; the limit is 16 megapixels"):
+        to_rgb_array(bomb_png(tmp_path / "big.png", 9000))

@@ -118,3 +118,15 @@ def test_long_video_method_follows_the_request_and_the_model(tmp_path):
         long_video_method(replace(req, long_video="interpolation"), without, 100)
     with pytest.raises(InputError, match="long-video method"):
         list(estimate_depth(replace(req, long_video="sideways"), without))
+
+
+def test_a_decompression_bomb_is_a_clear_message(tmp_path):
+    from tests.backends.common.test_io import bomb_png
+
+    with pytest.raises(InputError, match="bomb.png is too large"):
+        run(VideoDepthRequest(bomb_png(tmp_path / "bomb.png"), tmp_path / "o"), tiny_pipeline())
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    bomb_png(folder / "0001.png")
+    with pytest.raises(InputError, match="0001.png is too large"):
+        run(VideoDepthRequest(folder, tmp_path / "o"), tiny_pipeline())
