@@ -10,6 +10,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
+from app.components.blocks import StudioBlocks  # noqa: E402
 from app.tabs import all_tabs  # noqa: E402
 from backends.common.settings import Settings, get_settings  # noqa: E402
 
@@ -30,7 +31,7 @@ def header(tabs) -> str:
 def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The whole app. Nothing heavy happens here: models load on first use, never at build time."""
     settings = settings or get_settings()
-    with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
+    with StudioBlocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
         tabs = all_tabs()
         with gr.Row():
             gr.Markdown(header(tabs), elem_id="app-header")

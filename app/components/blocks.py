@@ -1,0 +1,33 @@
+"""``gr.Blocks`` whose request-reading errors never show a server path.
+
+Gradio reads a request's inputs before any handler runs (files moved into its cache, values checked
+and preprocessed), and with ``show_error`` its own errors reach the person verbatim: a file path that
+was never uploaded is answered with the server's working directory ("Cannot move /srv/app/x.png …"),
+an image that does not decode with its path in Gradio's cache. Here a path that was not uploaded is
+said so without naming one, and any other reading error goes through :func:`redact_paths`, with
+Gradio's upload folder written as ``uploads``.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+from gradio.exceptions import InvalidPathError
+from gradio.utils import get_upload_folder
+
+from backends.common.redact import redact_paths
+
+NOT_UPLOADED = ("A file in the request was not uploaded to this app: upload it first (in the browser, or with "
+                "gradio_client's handle_file).")
+
+
+class StudioBlocks(gr.Blocks):
+    async def preprocess_data(self, *args, **kwargs):
+        try:
+            return await super().preprocess_data(*args, **kwargs)
+        except gr.Error:
+            raise  # Gradio's own messages for a person (a value out of range, not among the choices)
+        except InvalidPathError:
+            raise gr.Error(NOT_UPLOADED, title="Please check the input") from None
+        except Exception as e:  # noqa: BLE001 — a value the component could not read: say so, without paths
+            raise gr.Error(redact_paths(str(e).replace(get_upload_folder(), "uploads")),
+                           title="Please check the input") from None
