@@ -79,8 +79,8 @@ class MatchStore(Generic[M]):
         progress is refused: it would let anyone who writes one choose the hidden state."""
         try:
             data = json.loads(text)
-        except (ValueError, TypeError):
-            raise InputError(f"Not a {self.game} log: the file is not JSON.") from None
+        except (ValueError, TypeError, RecursionError):  # RecursionError: arrays nested thousands deep
+            raise InputError(f"That file is not a {self.game} log: it is not JSON.") from None
         if isinstance(data, dict) and RESUME_KEY in data:
             if data.get("game") != self.game.lower():
                 raise InputError(f"This is not a {self.game} log.")

@@ -373,3 +373,27 @@ def test_improve_reports_each_game_stops_quickly_and_leaves_the_gpu_queue_free(s
     assert "Stopping" in session.predict(api_name="/strategist_stop")
     status, *_ = job.result(timeout=30)
     assert time.time() - t0 < 10 and status.startswith("Stopped after iteration 0")
+
+
+def test_a_card_that_is_not_a_number_is_a_clear_error_and_the_game_goes_on(session):
+    session.predict(4, "discard", "descending", "greedy", 100, 0, api_name="/gops_new")
+    for bad in ("abc", "", "1.5", "../../etc/passwd"):
+        with pytest.raises(Exception, match="A card is a whole number from your hand") as e:
+            session.predict(bad, api_name="/gops_play")
+        assert "failed unexpectedly" not in str(e.value)
+    board, history, *_ = session.predict("2", api_name="/gops_play")
+    assert history["data"][0][:4] == [1, 4, 2, 4] and "round 2/4" in board
+
+
+@pytest.mark.parametrize("api", ["/gops_reload", "/avalon_reload"])
+def test_a_log_that_is_not_text_or_not_json_is_a_clear_error(session, tmp_path, api):
+    from gradio_client import handle_file
+
+    png = tmp_path / "picture.json"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe" + bytes(range(256)))
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for path, match in ((png, "not readable text"), (deep, "it is not JSON")):
+        with pytest.raises(Exception, match=match) as e:
+            session.predict(handle_file(str(path)), api_name=api)
+        assert "failed unexpectedly" not in str(e.value)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from app.components.errors import user_errors
-from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, seed_value, write_log
+from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, read_log, seed_value, write_log
 from backends.common.errors import InputError
 from backends.games.avalon import match as avalon
 from backends.games.avalon.game import ROLES
@@ -143,8 +143,7 @@ def build(run_dir: gr.State) -> None:
     def av_on_upload(path):
         if not path:
             return [gr.update()] * len(av_outputs)
-        with open(path, encoding="utf-8") as f:
-            return _avalon_outputs(*avalon.reload(f.read()))
+        return _avalon_outputs(*avalon.reload(read_log(path)))
 
     av_new.click(av_on_new, inputs=[av_players, av_role, av_discussion, av_seed, av_agents, run_dir], outputs=av_outputs,
                  api_name="avalon_new")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from pathlib import Path
 
 import gradio as gr
 
@@ -33,6 +34,14 @@ def quiet(fn):
             raise InputError(f"The game failed unexpectedly ({e.__class__.__name__}); the details are in the "
                              f"server's log. Start a new game.") from None
     return wrapper
+
+
+def read_log(path: str) -> str:
+    """An uploaded game log's text; a file that is not text (an image renamed .json) is the user's to fix."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise InputError("That file is not a game log: it is not readable text (a log is JSON).") from None
 
 
 def write_log(kind: str, name_and_text: tuple[str, str]) -> str:

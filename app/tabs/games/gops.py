@@ -7,7 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from app.components.errors import user_errors
-from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, seed_value, write_log
+from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, read_log, seed_value, write_log
 from backends.games.gops import match as gops
 from backends.games.gops.match import OPPONENTS, GopsMatch, GopsMatchRequest
 
@@ -92,7 +92,7 @@ def build(run_dir: gr.State) -> None:
     @user_errors
     @quiet
     def on_card(match_id, label):
-        return _outputs(match_id, gops.play(match_id, int(label)))
+        return _outputs(match_id, gops.play(match_id, label))
 
     @user_errors
     @quiet
@@ -104,8 +104,7 @@ def build(run_dir: gr.State) -> None:
     def on_gops_upload(path):
         if not path:
             return [gr.update()] * len(outputs)
-        with open(path, encoding="utf-8") as f:
-            return _outputs(*gops.reload(f.read()))
+        return _outputs(*gops.reload(read_log(path)))
 
     new_btn.click(on_new, inputs=[cards_n, tie_rule, order, opponent, sims, seed, run_dir], outputs=outputs,
                   api_name="gops_new")

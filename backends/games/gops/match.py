@@ -176,8 +176,18 @@ def start(request: GopsMatchRequest) -> tuple[str, GopsMatch]:
     return MATCHES.add(match), match
 
 
-def play(match_id: str | None, card: int) -> GopsMatch:
+def play(match_id: str | None, card: int | str) -> GopsMatch:
+    """The person's bid in the held match; ``card`` as the page (a button's label) or an API client sends it."""
+    card = parse_card(card)
     return MATCHES.play(match_id, lambda m: play_card(m, card))
+
+
+def parse_card(value: int | str) -> int:
+    """A card is a whole number; anything else is the sender's mistake, and the game goes on as it was."""
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise InputError(f"A card is a whole number from your hand, not {str(value)[:20]!r}.") from None
 
 
 def resign_match(match_id: str | None) -> GopsMatch:

@@ -86,3 +86,8 @@ def test_reload_resumes_from_a_players_view_and_rebuilds_only_finished_games():
     assert new_id != live and store.get(new_id) == done == Toy(5, True)
     with pytest.raises(InputError, match="not JSON"):
         store.reload("{", Toy.from_json)
+
+
+def test_json_nested_too_deep_is_not_a_log():
+    with pytest.raises(InputError, match="not a Toy log: it is not JSON"):
+        MatchStore("Toy").reload("[" * 100_000 + "]" * 100_000, Toy.from_json)
