@@ -258,10 +258,14 @@ def build(demo: gr.Blocks) -> None:
 
     @user_errors
     def on_scene(scene, text):
+        """The chosen scene written into the layout JSON; JSON that is broken stays as typed, to be fixed."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            data = {"boxes": []}
+            data = json.loads(text) if (text or "").strip() else {"boxes": []}
+        except (json.JSONDecodeError, RecursionError):
+            data = None
+        if not isinstance(data, dict):
+            raise InputError("The layout JSON is not a valid layout (a JSON object with 'scene_prompt' and "
+                             "'boxes'); fix it, then choose the scene again.")
         data["scene_prompt"] = scene
         return layout_text(data)
 
@@ -328,7 +332,7 @@ def build(demo: gr.Blocks) -> None:
             raise InputError("Choose a stages.json (the download of a scene).")
         try:
             card = json.loads(Path(file).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise InputError("That file is not a readable stages.json.") from None
         read_card(card)  # a clear message before any work
         yield from _stream(lambda tok: replay_scene(card, tok), request, masks_v, progress, layout_too=True)

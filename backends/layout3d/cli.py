@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.run is not None:
         try:
             card = json.loads(_read(args.run, "run card"))
-        except json.JSONDecodeError as e:
+        except (json.JSONDecodeError, RecursionError) as e:
             raise InputError(f"The run card {args.run} is not JSON ({e}).") from None
         result = run_to_result(replay_scene(card))
     else:

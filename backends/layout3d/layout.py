@@ -71,6 +71,8 @@ class Layout:
                 data = json.loads(text)
             except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
                 raise InputError(f"The layout is not valid JSON ({e}).") from None
+            except RecursionError:
+                raise InputError("The layout is not valid JSON (nested too deeply).") from None
         if not isinstance(data, dict):
             raise InputError("A layout is a JSON object with 'scene_prompt' and 'boxes'.")
         scene = data.get("scene_prompt")

@@ -135,3 +135,12 @@ def test_games_improve_avalon_heuristics_against_an_endpoint(tmp_path, scripted_
     library = json.loads((tmp_path / "run" / "library.json").read_text())
     assert {s["origin"]["kind"] for s in library} >= {"hand-written", "llm-seed", "llm-idea"}
 
+
+
+def test_layout3d_cli_json_nested_too_deep_is_an_error_not_a_traceback(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for flag in ("--layout", "--run"):
+        out = run_cli("layout3d", flag, str(deep), "--out", str(tmp_path / "out"))
+        assert out.returncode == 2 and "not JSON" in out.stderr.replace("not valid JSON", "not JSON")
+        assert "Traceback" not in out.stderr

@@ -145,3 +145,23 @@ def test_the_depth_preview_answers_while_another_user_generates(client, live_app
         heavy.predict(api_name="/layout3d_stop")
         job.result(timeout=180)
         heavy.close()
+
+
+def test_layout_json_of_the_wrong_shape_is_a_clear_error_everywhere(client, tmp_path):
+    from gradio_client import handle_file
+
+    text = client.predict(SCENE, json.dumps(LAYOUT), api_name="/layout3d_scene")
+    assert json.loads(text)["scene_prompt"] == SCENE and len(json.loads(text)["boxes"]) == 2
+    assert json.loads(client.predict(SCENE, "", api_name="/layout3d_scene")) == {"scene_prompt": SCENE, "boxes": []}
+    for broken in ("[1, 2]", '"a room"', "5", "{oops"):  # stays as typed: an error, not a wiped layout
+        with pytest.raises(Exception, match="not a valid layout") as e:
+            client.predict(SCENE, broken, api_name="/layout3d_scene")
+        assert "Internal error" not in str(e.value)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(Exception, match="not valid JSON") as e:
+        client.predict(handle_file(str(deep)), api_name="/layout3d_load")
+    assert "Internal error" not in str(e.value)
+    with pytest.raises(Exception, match="not a readable stages.json") as e:
+        client.predict(handle_file(str(deep)), False, api_name="/layout3d_rebuild")
+    assert "Internal error" not in str(e.value)
