@@ -190,6 +190,17 @@ def build(demo: gr.Blocks) -> None:
                             file_count="multiple", elem_id="av-files")
 
     # -- handlers ----------------------------------------------------------------------------------
+    def _shown_id(bones_v) -> str:
+        """The id of the avatar the page's viewer shows, from the pose data it holds ('' when it holds none)."""
+        try:
+            current = json.loads(bones_v) if bones_v else {}
+        except (ValueError, RecursionError):
+            current = None
+        if not isinstance(current, dict):
+            raise InputError("The pose data is not the JSON this tab writes (an object with the avatar's id); "
+                             "leave it empty.")
+        return str(current.get("id", ""))
+
     def on_source(kind):
         return gr.update(visible=kind == "synthetic"), gr.update(visible=kind == "upload")
 
@@ -257,8 +268,7 @@ def build(demo: gr.Blocks) -> None:
             result = _avatars.get(_key(request))
         if result is None:  # moving sliders before reconstructing is fine: the pose applies to the next avatar
             return gr.update()
-        current = json.loads(values[-1]) if values[-1] else {}
-        return json.dumps(bones_payload(result, pose, current.get("id", "")))
+        return json.dumps(bones_payload(result, pose, _shown_id(values[-1])))
 
     @user_errors
     def on_preset(name, bones_v, request: gr.Request):
@@ -271,8 +281,7 @@ def build(demo: gr.Blocks) -> None:
             result = _avatars.get(_key(request))
         if result is None:
             return *values, gr.update()
-        current = json.loads(bones_v) if bones_v else {}
-        return *values, json.dumps(bones_payload(result, pose, current.get("id", "")))
+        return *values, json.dumps(bones_payload(result, pose, _shown_id(bones_v)))
 
     @user_errors
     def on_render(request: gr.Request, az, size_v, *pose_v):

@@ -63,7 +63,7 @@ def _pose(args):
     if args.pose:
         try:
             return Pose.from_dict(json.loads(args.pose))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise InputError("--pose must be a JSON object of pose sliders in degrees.") from None
     return Pose()
 

@@ -55,6 +55,8 @@ def parse_spec(text: str) -> dict:
         spec = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"The cameras file is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
+    except RecursionError:
+        raise InputError("The cameras file is not valid JSON (nested too deeply).") from None
     if not isinstance(spec, dict):
         raise InputError("The cameras file must hold a JSON object with a 'views' list.")
     if spec.get("version", SCHEMA_VERSION) != SCHEMA_VERSION:

@@ -59,6 +59,25 @@ def test_pose_and_preset_change_the_bones(client, avatar):
     assert out[2] == 150 and json.loads(out[-1])["pose"]["arm_raise_r"] == 150
 
 
+def test_pose_data_that_is_not_the_tabs_json_is_a_clear_error(client, avatar):
+    for bad in ("{", "[1, 2]", '"s"', "5", "[" * 100_000 + "]" * 100_000):
+        with pytest.raises(Exception, match="pose data is not the JSON this tab writes") as e:
+            client.predict(*NEUTRAL, bad, api_name="/avatar_pose")
+        assert "Internal error" not in str(e.value)
+    with pytest.raises(Exception, match="pose data is not the JSON"):
+        client.predict("waving", "[1]", api_name="/avatar_preset")
+    assert json.loads(client.predict(*NEUTRAL, "", api_name="/avatar_pose"))["id"] == ""  # empty: no id, fine
+    assert json.loads(client.predict(*NEUTRAL, avatar[3], api_name="/avatar_pose"))["id"] == json.loads(avatar[3])["id"]
+
+
+def test_cameras_json_nested_too_deep_is_a_clear_error():
+    from backends.avatar.uploads import parse_spec
+    from backends.common.errors import InputError
+
+    with pytest.raises(InputError, match="cameras file is not valid JSON"):
+        parse_spec("[" * 100_000 + "]" * 100_000)
+
+
 def test_render_video_and_export(client, avatar):
     image, truth, status = client.predict(30, 256, *NEUTRAL, api_name="/avatar_render")
     assert Path(image).is_file() and Path(truth).is_file() and "ms" in status and "PSNR" in status
