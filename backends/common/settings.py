@@ -59,6 +59,13 @@ class Settings(BaseSettings):
             return v
         raise ValueError(f"unknown device {v!r}: use auto, cpu, cuda, cuda:N or mps")
 
+    @field_validator("port")
+    @classmethod
+    def _port_in_range(cls, v: int) -> int:
+        if not 1 <= v <= 65535:
+            raise ValueError(f"port must be 1 to 65535, got {v}")
+        return v
+
 
 _current: Settings | None = None
 

@@ -42,6 +42,8 @@ def test_unknown_model_and_bad_device_are_clear_errors():
     assert out.returncode == 2 and "Unknown model 'no-such-model'" in out.stderr
     out = run_cli("--device", "tpu", "models", "list")
     assert out.returncode == 2 and "unknown device" in out.stderr
+    out = run_cli("serve", "--port", "-5")
+    assert out.returncode == 2 and "port must be 1 to 65535" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_counterfactual_batch_writes_files_for_each_image(tmp_path):
