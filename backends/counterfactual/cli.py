@@ -96,8 +96,10 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     try:
         card = json.loads(args.run.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise InputError(f"Cannot read the run card {args.run}: {e}.") from None
+    if not isinstance(card, dict):
+        raise InputError(f"{args.run} is not a run card (a JSON object, the run.json of a run).")
     image_path = args.image or args.run.parent / "original.png"
     mask_path = Path(args.mask) if args.mask else args.run.parent / "mask.png"
     for what, path in (("image", image_path), ("mask", mask_path)):

@@ -90,8 +90,10 @@ def request_from(args: argparse.Namespace):
     if args.card is not None:
         try:
             card = json.loads(args.card.read_text())
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             raise InputError(f"Cannot read the run card {args.card}: {e}.") from None
+        if not isinstance(card, dict) or not isinstance(card.get("request", {}), dict):
+            raise InputError(f"{args.card} is not a run card (a JSON object with 'action' and 'request').")
         if card.get("action") != args.textedit_action:
             raise InputError(f"The run card is of a {card.get('action')!r} run, not {args.textedit_action!r}.")
         values.update(card.get("request", {}))

@@ -146,3 +146,19 @@ def test_layout3d_cli_json_nested_too_deep_is_an_error_not_a_traceback(tmp_path)
         out = run_cli("layout3d", flag, str(deep), "--out", str(tmp_path / "out"))
         assert out.returncode == 2 and "not JSON" in out.stderr.replace("not valid JSON", "not JSON")
         assert "Traceback" not in out.stderr
+
+
+def test_run_cards_that_are_not_json_objects_are_errors_not_tracebacks(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "app" / "static" / "examples" / "counterfactual"
+    shutil.copy(examples / "cube.png", tmp_path / "original.png")
+    shutil.copy(examples / "cube.png", tmp_path / "mask.png")
+    for text in ("[1, 2]", "[" * 100_000 + "]" * 100_000):
+        (tmp_path / "run.json").write_text(text)
+        for args in (("counterfactual", "--run", str(tmp_path / "run.json")),
+                     ("textedit", "generate", "--card", str(tmp_path / "run.json"))):
+            out = run_cli(*args, "--out", str(tmp_path / "out"))
+            assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-500:]
+            assert "run card" in out.stderr

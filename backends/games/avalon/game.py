@@ -358,6 +358,6 @@ class AvalonGame:
                     raise ValueError(f"unknown action {kind!r}")
         except InputError:
             raise
-        except (ValueError, KeyError, TypeError, IndexError, json.JSONDecodeError) as e:
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as e:
             raise InputError(f"Not an Avalon game log: {e}") from None
         return game

@@ -105,8 +105,9 @@ def test_bad_configs_and_logs_are_clear_errors():
         AvalonConfig(4)
     with pytest.raises(InputError, match="evil roles"):
         AvalonConfig(5, roles=("Merlin", "Servant", "Servant", "Servant", "Assassin"))
-    with pytest.raises(InputError, match="Not an Avalon game log"):
-        AvalonGame.replay('{"type": "nonsense"}')
+    for log in ('{"type": "nonsense"}', "[1, 2]", "[" * 100_000 + "]" * 100_000):
+        with pytest.raises(InputError, match="Not an Avalon game log"):
+            AvalonGame.replay(log)
     g = play_randomly(AvalonGame.new(seed=5), np.random.default_rng(1))
     tampered = g.log_jsonl().replace('"success": true', '"success": false')
     evil_seats = {i for i in range(5) if g.side(i) == "evil"}
