@@ -232,7 +232,9 @@ def build(demo: gr.Blocks) -> None:
         _request(file, *values, ".")  # settings checked before anything is copied
         out = new_output_dir("videodepth")
         src = Path(file)
-        local = out / f"input{src.suffix.lower()}"  # the run keeps its input: resume and point clouds need it
+        # the run keeps its input (resume and point clouds need it), under the uploaded name that messages quote
+        local = out / "input" / src.name
+        local.parent.mkdir()
         shutil.copyfile(src, local)
         req = _request(str(local), *values, out / "run")
         yield from _run(req, state, request, progress)

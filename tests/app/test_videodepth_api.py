@@ -57,7 +57,7 @@ def test_example_estimate_run_and_raw_outputs(client):
 def test_bad_inputs_are_clear_and_the_session_goes_on(client, tmp_path):
     bad = tmp_path / "broken.mp4"
     bad.write_bytes(b"\x00" * 500)
-    with pytest.raises(Exception, match="not a video"):
+    with pytest.raises(Exception, match="broken.mp4 is not a video"):  # the name the person uploaded
         client.predict(handle_file(str(bad)), *settings(), api_name="/videodepth_run")
     wide = tmp_path / "wide.png"
     Image.new("RGB", (100_000, 10)).save(wide)
