@@ -397,3 +397,14 @@ def test_a_log_that_is_not_text_or_not_json_is_a_clear_error(session, tmp_path, 
         with pytest.raises(Exception, match=match) as e:
             session.predict(handle_file(str(path)), api_name=api)
         assert "failed unexpectedly" not in str(e.value)
+
+
+def test_every_role_the_avalon_tab_offers_can_be_played(session):
+    api = session.view_api(return_format="dict", print_info=False)
+    offered = next(p for p in api["named_endpoints"]["/avalon_new"]["parameters"] if p["parameter_name"] == "role")
+    roles = offered["type"]["enum"]
+    assert "random" in roles and {"Merlin", "Servant", "Assassin", "Minion"} <= set(roles)
+    for role in roles:
+        for players in (5, 10):
+            info = session.predict(players, role, False, 3, "rule", api_name="/avalon_new")[2]
+            assert "You are **Player" in info and (role == "random" or role in info)

@@ -10,8 +10,10 @@ from app.components.errors import user_errors
 from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, read_log, seed_value, write_log
 from backends.common.errors import InputError
 from backends.games.avalon import match as avalon
-from backends.games.avalon.game import ROLES
+from backends.games.avalon.game import ROLES, TEAM_SIZES, default_roles
 
+# the roles the tab's setups deal (the engine knows Percival, Morgana, Mordred and Oberon too; no setup has them)
+PLAYABLE_ROLES = [r for r in ROLES if any(r in default_roles(n) for n in TEAM_SIZES)]
 TURN_TEXT = {"speak": "Your turn to speak: say something to the table.", "propose": "You lead: pick a team.",
              "vote": "Vote on the proposed team.", "quest": "You are on the quest: play a card.",
              "assassinate": "You are the Assassin: name Merlin."}
@@ -75,7 +77,7 @@ def build(run_dir: gr.State) -> None:
         av_state = gr.State(None)  # the id of the session's game; the game itself stays on the server
         with gr.Row():
             av_players = gr.Slider(5, 10, value=5, step=1, label="Players")
-            av_role = gr.Dropdown(["random", *ROLES], value="Servant", label="Your role")
+            av_role = gr.Dropdown(["random", *PLAYABLE_ROLES], value="Servant", label="Your role")
             av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
             av_seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="avalon-seed")
             av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
