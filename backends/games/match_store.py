@@ -49,6 +49,10 @@ class MatchStore(Generic[M]):
                 f"the last move ({self.capacity} at most, the least recently played go first) and not across "
                 f"restarts. Start a new game.")
 
+    @property
+    def _a_log(self) -> str:
+        return f"{'an' if self.game[:1].upper() in 'AEIOU' else 'a'} {self.game} log"
+
     def add(self, match: M) -> str:
         """Store a new match; returns its id."""
         match_id = secrets.token_urlsafe(16)
@@ -80,10 +84,10 @@ class MatchStore(Generic[M]):
         try:
             data = json.loads(text)
         except (ValueError, TypeError, RecursionError):  # RecursionError: arrays nested thousands deep
-            raise InputError(f"That file is not a {self.game} log: it is not JSON.") from None
+            raise InputError(f"That file is not {self._a_log}: it is not JSON.") from None
         if isinstance(data, dict) and RESUME_KEY in data:
             if data.get("game") != self.game.lower():
-                raise InputError(f"This is not a {self.game} log.")
+                raise InputError(f"This is not {self._a_log}.")
             match_id = str(data[RESUME_KEY])
             return match_id, self.get(match_id)
         match = full_from_json(text)

@@ -96,6 +96,8 @@ class AvalonMatch:
     def from_json(cls, text: str) -> AvalonMatch:
         try:
             data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("an Avalon log is a JSON object with 'log', 'human' and 'seed'")
             game = AvalonGame.replay(data["log"])
             human = int(data["human"])
             if not 0 <= human < game.n:
@@ -109,8 +111,10 @@ class AvalonMatch:
                        int(data.get("replaced_speeches", 0)))
         except InputError:
             raise
-        except (ValueError, KeyError, TypeError) as e:
-            raise InputError(f"Not an Avalon match: {e}") from None
+        except KeyError as e:
+            raise InputError(f"Not an Avalon match log: it has no {e} entry.") from None
+        except (ValueError, TypeError) as e:
+            raise InputError(f"Not an Avalon match log: {e}.") from None
 
 
 def _check_strategy(agents: str, strategy: dict | None) -> None:

@@ -87,14 +87,18 @@ class GopsMatch:
     def from_json(cls, text: str) -> GopsMatch:
         try:
             data = json.loads(text)
+            if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
+                raise ValueError("a GOPS log is a JSON object with 'request' and 'game'")
             request = GopsMatchRequest(**data["request"])
             request.validate()
             state = GopsState.from_json(json.dumps(data["game"]))
             return cls(request, state, bool(data.get("resigned", False)), list(data.get("search", [])))
         except InputError:
             raise
-        except (ValueError, KeyError, TypeError) as e:
-            raise InputError(f"Not a GOPS match: {e}") from None
+        except KeyError as e:
+            raise InputError(f"Not a GOPS game log: it has no {e} entry.") from None
+        except (ValueError, TypeError) as e:
+            raise InputError(f"Not a GOPS game log: {e}.") from None
 
 
 def make_agent(request: GopsMatchRequest) -> Agent:

@@ -193,3 +193,15 @@ def test_an_llm_endpoint_error_does_not_echo_the_agents_prompt(monkeypatch):
         match = new_match(AvalonMatchRequest(5, "Merlin", True, seed=2, agents="search+llm"))
         act(match, "speak", "Hello.")  # if the person speaks first, the agents speak right after
     assert "language model failed" in str(err.value) and "role" not in str(err.value)
+
+
+def test_a_log_of_the_wrong_shape_says_what_an_avalon_log_is():
+    from backends.games.avalon.match import reload
+
+    with pytest.raises(InputError, match="an Avalon log is a JSON object") as e:
+        AvalonMatch.from_json("[1, 2]")
+    assert "indices" not in str(e.value)
+    with pytest.raises(InputError, match="it has no 'log' entry"):
+        AvalonMatch.from_json('{"a": null}')
+    with pytest.raises(InputError, match="That file is not an Avalon log"):
+        reload("{")

@@ -130,3 +130,16 @@ def test_held_matches_play_and_their_full_log_reloads_the_finished_game_exactly(
         reload(unfinished.to_json())
     resumed_id, _ = start(GopsMatchRequest(num_cards=4, opponent="greedy", seed=1))
     assert resign_match(resumed_id).over and "resigned" in MATCHES.get(resumed_id).result
+
+
+def test_a_log_of_the_wrong_shape_says_what_a_gops_log_is():
+    from backends.games.gops.match import GopsMatch, reload
+
+    for text, words in (("[1, 2]", "a GOPS log is a JSON object with 'request' and 'game'"),
+                        ('"x"', "a JSON object"), ('{"a": null}', "a JSON object"),
+                        ('{"request": {}}', "it has no 'game' entry")):
+        with pytest.raises(InputError, match=words) as e:
+            GopsMatch.from_json(text)
+        assert "indices" not in str(e.value)
+    with pytest.raises(InputError, match="That file is not a GOPS log"):
+        reload("{")
