@@ -222,6 +222,8 @@ def build(demo: gr.Blocks) -> None:
             for p in paths:
                 try:
                     out[Path(p).name] = to_rgb_array(p)
+                except InputError as e:  # readable but refused (too large, too small): say why
+                    raise InputError(f"{what} '{Path(p).name}': {e}") from None
                 except Exception:  # noqa: BLE001 — any unreadable upload is the user's to fix
                     raise InputError(f"{what} '{Path(p).name}' is not an image this suite can read.") from None
             return out

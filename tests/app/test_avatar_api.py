@@ -91,7 +91,7 @@ def test_render_video_and_export(client, avatar):
     assert [line.split()[2] for line in header if line.startswith("property")] == PLY_FIELDS
 
 
-def test_example_upload_reconstructs_and_bad_uploads_are_clear(client):
+def test_example_upload_reconstructs_and_bad_uploads_are_clear(client, tmp_path):
     files = client.predict(1, 2, api_name="/avatar_example")
     by_name = {Path(f).name: f for f in files}
     images = [handle_file(by_name[f"view{i}.png"]) for i in range(2)]
@@ -102,4 +102,11 @@ def test_example_upload_reconstructs_and_bad_uploads_are_clear(client):
         reconstruct(client, "upload", images=images, masks=None, spec=None)
     with pytest.raises(Exception, match="2 view"):
         reconstruct(client, "upload", images=images[:1], masks=masks, spec=handle_file(by_name["cameras.json"]))
+    from PIL import Image
+
+    tiny = tmp_path / "tiny.png"
+    Image.new("RGB", (4, 4)).save(tiny)
+    with pytest.raises(Exception, match="Image 'tiny.png': Image is 4×4; it must be at least 8×8 pixels"):
+        reconstruct(client, "upload", images=[handle_file(str(tiny)), images[1]], masks=masks,
+                    spec=handle_file(by_name["cameras.json"]))
     assert "Gaussians in" in reconstruct(client)[1]  # the session goes on
