@@ -2,7 +2,9 @@
 
 * :func:`train_vae` — a small ``AutoencoderKL`` on a domain's images (L1 + MSE + a weak KL),
   checkpointed every few minutes, resumable; the saved model's ``scaling_factor`` is 1 / the std of
-  its latents, as SD does, so the UNet sees unit-variance latents;
+  its latents, as SD does, so the UNet sees unit-variance latents. With ``freeze_encoder`` only the
+  decoder learns (fine-tuning a shipped VAE for sharper decodes): the latents, their scaling and any
+  UNet trained on them stay valid;
 * :func:`ema_update`, :func:`log_line` and the UNet + text-encoder checkpoint
   (:func:`save_unet_checkpoint` / :func:`resume_unet_checkpoint`) that both UNet phases share.
 """
@@ -38,10 +40,14 @@ def images_to_tensor(images: np.ndarray) -> torch.Tensor:
 
 
 def train_vae(build_vae: Callable, images: torch.Tensor, run: Path, *, hours: float, batch: int, lr: float,
-              kl_weight: float, seed: int, checkpoint_minutes: float, resume: bool, max_steps: int | None = None) -> dict:
+              kl_weight: float, seed: int, checkpoint_minutes: float, resume: bool, max_steps: int | None = None,
+              freeze_encoder: bool = False) -> dict:
     """Train ``build_vae()`` on ``images`` (N×3×H×W in [-1, 1]) for ``hours`` (or ``max_steps``); save to ``run``."""
     vae = build_vae()
-    opt = torch.optim.AdamW(vae.parameters(), lr=lr, weight_decay=0.0)
+    if freeze_encoder:
+        vae.encoder.requires_grad_(False)
+        vae.quant_conv.requires_grad_(False)
+    opt = torch.optim.AdamW([p for p in vae.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
     run.mkdir(parents=True, exist_ok=True)
     step, elapsed = 0, 0.0
     if resume and (run / "state.pt").exists():
@@ -54,7 +60,8 @@ def train_vae(build_vae: Callable, images: torch.Tensor, run: Path, *, hours: fl
     while time.time() - t0 < hours * 3600 and (max_steps is None or step < max_steps):
         idx = torch.randint(0, len(images), (batch,), generator=gen)
         x = images[idx]
-        post = vae.encode(x).latent_dist
+        with torch.set_grad_enabled(not freeze_encoder):
+            post = vae.encode(x).latent_dist
         z = post.sample(gen)
         rec = vae.decode(z).sample
         kl = post.kl().mean() / (x[0].numel())
@@ -68,9 +75,9 @@ def train_vae(build_vae: Callable, images: torch.Tensor, run: Path, *, hours: fl
         if step % 25 == 0:
             log_line(run, f"vae step {step} loss {np.mean(losses[-25:]):.4f} elapsed {(time.time() - t0) / 60:.1f} min")
         if time.time() - last > checkpoint_minutes * 60:
-            save_vae(vae, opt, step, time.time() - t0, run, images)
+            save_vae(vae, opt, step, time.time() - t0, run, images, rescale=not freeze_encoder)
             last = time.time()
-    return save_vae(vae, opt, step, time.time() - t0, run, images)
+    return save_vae(vae, opt, step, time.time() - t0, run, images, rescale=not freeze_encoder)
 
 
 @torch.no_grad()
@@ -79,17 +86,19 @@ def latent_std(vae, images: torch.Tensor) -> float:
     return float(z.std())
 
 
-def save_vae(vae, opt, step: int, elapsed: float, run: Path, images: torch.Tensor) -> dict:
+def save_vae(vae, opt, step: int, elapsed: float, run: Path, images: torch.Tensor, rescale: bool = True) -> dict:
+    """Checkpoint and ``run/model``; ``rescale`` sets ``scaling_factor`` anew (not when the encoder was frozen)."""
     torch.save({"vae": vae.state_dict(), "opt": opt.state_dict(), "step": step, "elapsed": elapsed}, run / "state.tmp")
     (run / "state.tmp").rename(run / "state.pt")
     vae.eval()
-    std = latent_std(vae, images)
+    std = latent_std(vae, images) if rescale else 1.0 / vae.config.scaling_factor
     with torch.no_grad():
         x = images[-256:]
         rec = vae.decode(vae.encode(x).latent_dist.mean).sample.clamp(-1, 1)
         psnr = float(10 * torch.log10(4.0 / F.mse_loss(rec, x)))
     vae.train()
-    vae.register_to_config(scaling_factor=1.0 / std)
+    if rescale:
+        vae.register_to_config(scaling_factor=1.0 / std)
     vae.save_pretrained(run / "model")
     info = {"steps": step, "minutes": round(elapsed / 60, 1), "latent_std": std, "recon_psnr_db": round(psnr, 2)}
     (run / "info.json").write_text(json.dumps(info, indent=1))

@@ -4,6 +4,10 @@
     python -m training.layout3d_model --phase unet --hours 1.5    # UNet + text encoder on the latents
     python -m training.layout3d_model --phase export              # fp16 diffusers folders → assets/
 
+Further training of a shipped model starts from its exported folder (``--init-from``): the VAE with
+its encoder frozen (``--freeze-encoder``: only the decoder sharpens, the latent space stays), the UNet
+and text encoder from their EMA weights, the EMA continuing at the decay the shipped run had reached.
+
 Data: ``backends.layout3d.data`` (open3d renders of the primitive world; box depth as condition,
 real primitives in the image; scene / single-object / whole-layout prompts). The UNet learns
 ε-prediction on SD's noise schedule with 10% empty prompts for classifier-free guidance. Both
@@ -31,11 +35,47 @@ from training.latent_vae import images_to_tensor
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def prior_training(src: Path | None, phase: str) -> dict | None:
+    """What the exported model at ``src`` was trained for in ``phase`` (its ``training.json``), or None."""
+    return json.loads((src / "training.json").read_text())[phase] if src else None
+
+
+def _with_prior(info: dict, prior: dict | None, run: Path, **settings) -> dict:
+    """A phase's record (``run/info.json``); a warm-started one also keeps the run it continued and the totals."""
+    if prior is None:
+        return info
+    info = {**info, **settings, "warm_start": prior,
+            "total_steps": prior.get("total_steps", prior["steps"]) + info["steps"],
+            "total_minutes": round(prior.get("total_minutes", prior["minutes"]) + info["minutes"], 1)}
+    (run / "info.json").write_text(json.dumps(info, indent=1))
+    return info
+
+
 def train_vae(args) -> dict:
+    from diffusers import AutoencoderKL
+
     data = cached_split("train", args.data_dir, args.limit)
-    return latent_vae.train_vae(N.build_vae, images_to_tensor(data["images"]), args.run_dir / "vae", hours=args.hours,
+    build = N.build_vae
+    if args.init_from:
+        def build():
+            return AutoencoderKL.from_pretrained(args.init_from / "vae").float()
+    run = args.run_dir / "vae"
+    info = latent_vae.train_vae(build, images_to_tensor(data["images"]), run, hours=args.hours,
                                 batch=args.batch, lr=args.lr_vae, kl_weight=args.kl_weight, seed=args.seed,
-                                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume)
+                                checkpoint_minutes=args.checkpoint_minutes, resume=args.resume,
+                                freeze_encoder=args.freeze_encoder)
+    return _with_prior(info, prior_training(args.init_from, "vae"), run, lr=args.lr_vae,
+                       frozen_encoder=args.freeze_encoder)
+
+
+@torch.no_grad()
+def warm_start(unet, text, src: Path) -> None:
+    """The UNet and text encoder of an exported model (fp16 on disk, fp32 here)."""
+    from diffusers import UNet2DConditionModel
+    from transformers import CLIPTextModel
+
+    unet.load_state_dict(UNet2DConditionModel.from_pretrained(src / "unet").state_dict())
+    text.load_state_dict(CLIPTextModel.from_pretrained(src / "text_encoder").state_dict())
 
 
 @torch.no_grad()
@@ -53,7 +93,10 @@ def train_unet(args) -> dict:
     run = args.run_dir / "unet"
     run.mkdir(parents=True, exist_ok=True)
     data = cached_split("train", args.data_dir, args.limit)
-    vae = AutoencoderKL.from_pretrained(args.run_dir / "vae" / "model").eval()
+    vae_dir = args.run_dir / "vae" / "model"
+    if args.init_from and not vae_dir.exists():  # a decoder-only fine-tune keeps the encoder, so either will do
+        vae_dir = args.init_from / "vae"
+    vae = AutoencoderKL.from_pretrained(vae_dir).float().eval()
     cache = run / f"latents_{len(data['images'])}.pt"
     if cache.exists():
         latents = torch.load(cache)
@@ -67,6 +110,10 @@ def train_unet(args) -> dict:
     empty_ids = tokenizer([""], padding="max_length", max_length=N.MAX_TOKENS, return_tensors="pt").input_ids
     unet, text = N.build_unet(), N.build_text_encoder(len(tokenizer))
     ema_unet, ema_text = N.build_unet(), N.build_text_encoder(len(tokenizer))
+    prior = prior_training(args.init_from, "unet")
+    if prior and not (args.resume and (run / "state.pt").exists()):
+        warm_start(unet, text, args.init_from)
+    ema_offset = prior.get("total_steps", prior["steps"]) if prior else 0  # the EMA decay goes on where it was
     params = list(unet.parameters()) + list(text.parameters())
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=1e-2)
     sched = DDPMScheduler(**{k: v for k, v in N.SCHEDULER_CONFIG.items() if k != "set_alpha_to_one"})
@@ -95,11 +142,12 @@ def train_unet(args) -> dict:
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
+        decay = 1.0 - (time.time() - t0) / (args.hours * 3600) if args.lr_decay else 1.0
         for g in opt.param_groups:
-            g["lr"] = args.lr * min(1.0, (step + 1) / 300)
+            g["lr"] = args.lr * min(1.0, (step + 1) / 300) * max(decay, 0.0)
         opt.step()
-        latent_vae.ema_update(ema_unet, unet, step, args.ema)
-        latent_vae.ema_update(ema_text, text, step, args.ema)
+        latent_vae.ema_update(ema_unet, unet, ema_offset + step, args.ema)
+        latent_vae.ema_update(ema_text, text, ema_offset + step, args.ema)
         step += 1
         losses.append(loss.item())
         if step % 25 == 0:
@@ -107,7 +155,8 @@ def train_unet(args) -> dict:
         if time.time() - last > args.checkpoint_minutes * 60:
             latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
             last = time.time()
-    return latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
+    info = latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
+    return _with_prior(info, prior, run, lr=args.lr, lr_decay=args.lr_decay)
 
 
 def export(args) -> dict:
@@ -145,6 +194,13 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--checkpoint-minutes", type=float, default=5.0)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--init-from", type=Path, default=None,
+                   help="an exported model folder (e.g. assets/layout3d-embedded) to continue training from "
+                        "instead of random weights (unless --resume finds a checkpoint)")
+    p.add_argument("--freeze-encoder", action="store_true",
+                   help="vae phase: train only the decoder, so the latents (and a UNet trained on them) stay valid")
+    p.add_argument("--lr-decay", action="store_true",
+                   help="unet phase: decay the learning rate linearly to zero over --hours")
     p.add_argument("--data-dir", type=Path, default=ROOT / "training" / "data")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "layout3d")
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "layout3d-embedded")
