@@ -15,6 +15,7 @@ from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
+from backends.common import jsontext
 from backends.common.errors import Cancelled, InputError
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
@@ -193,8 +194,8 @@ def build(demo: gr.Blocks) -> None:
     def _shown_id(bones_v) -> str:
         """The id of the avatar the page's viewer shows, from the pose data it holds ('' when it holds none)."""
         try:
-            current = json.loads(bones_v) if bones_v else {}
-        except (ValueError, RecursionError):
+            current = jsontext.loads(bones_v) if bones_v else {}
+        except ValueError:
             current = None
         if not isinstance(current, dict):
             raise InputError("The pose data is not the JSON this tab writes (an object with the avatar's id); "

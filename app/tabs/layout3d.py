@@ -14,6 +14,7 @@ from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
 from app.components.warmup import warm_up_in_background
 from app.tabs import TabSpec
+from backends.common import jsontext
 from backends.common.errors import Cancelled, InputError
 from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
 from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES
@@ -260,8 +261,8 @@ def build(demo: gr.Blocks) -> None:
     def on_scene(scene, text):
         """The chosen scene written into the layout JSON; JSON that is broken stays as typed, to be fixed."""
         try:
-            data = json.loads(text) if (text or "").strip() else {"boxes": []}
-        except (json.JSONDecodeError, RecursionError):
+            data = jsontext.loads(text) if (text or "").strip() else {"boxes": []}
+        except json.JSONDecodeError:
             data = None
         if not isinstance(data, dict):
             raise InputError("The layout JSON is not a valid layout (a JSON object with 'scene_prompt' and "
@@ -331,8 +332,8 @@ def build(demo: gr.Blocks) -> None:
         if file is None:
             raise InputError("Choose a stages.json (the download of a scene).")
         try:
-            card = json.loads(Path(file).read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            card = jsontext.loads(Path(file).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             raise InputError("That file is not a readable stages.json.") from None
         read_card(card)  # a clear message before any work
         yield from _stream(lambda tok: replay_scene(card, tok), request, masks_v, progress, layout_too=True)

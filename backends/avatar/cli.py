@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 
 
@@ -62,8 +63,8 @@ def _pose(args):
         return preset(args.preset)
     if args.pose:
         try:
-            return Pose.from_dict(json.loads(args.pose))
-        except (json.JSONDecodeError, RecursionError):
+            return Pose.from_dict(jsontext.loads(args.pose))
+        except json.JSONDecodeError:
             raise InputError("--pose must be a JSON object of pose sliders in degrees.") from None
     return Pose()
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 
 from .body import PHENOTYPES, Phenotype
@@ -52,11 +53,9 @@ class UploadedViews:
 def parse_spec(text: str) -> dict:
     """The JSON text as a dict, or an InputError that says where it is broken."""
     try:
-        spec = json.loads(text)
+        spec = jsontext.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"The cameras file is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}).") from None
-    except RecursionError:
-        raise InputError("The cameras file is not valid JSON (nested too deeply).") from None
     if not isinstance(spec, dict):
         raise InputError("The cameras file must hold a JSON object with a 'views' list.")
     if spec.get("version", SCHEMA_VERSION) != SCHEMA_VERSION:

@@ -18,6 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array
 from backends.common.progress import run_to_result
@@ -95,8 +96,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     from .service import CounterfactualRequest, generate, load_models
 
     try:
-        card = json.loads(args.run.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        card = jsontext.loads(args.run.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"Cannot read the run card {args.run}: {e}.") from None
     if not isinstance(card, dict):
         raise InputError(f"{args.run} is not a run card (a JSON object, the run.json of a run).")

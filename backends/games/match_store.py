@@ -11,7 +11,6 @@ other games go on.
 from __future__ import annotations
 
 import copy
-import json
 import secrets
 import threading
 import time
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 
 M = TypeVar("M")  # a match: anything with an ``over`` property and a JSON form
@@ -82,8 +82,8 @@ class MatchStore(Generic[M]):
         written once a game is over) rebuilds the finished game as a new match. A full log of a game in
         progress is refused: it would let anyone who writes one choose the hidden state."""
         try:
-            data = json.loads(text)
-        except (ValueError, TypeError, RecursionError):  # RecursionError: arrays nested thousands deep
+            data = jsontext.loads(text)
+        except (ValueError, TypeError):
             raise InputError(f"That file is not {self._a_log}: it is not JSON.") from None
         if isinstance(data, dict) and RESUME_KEY in data:
             if data.get("game") != self.game.lower():

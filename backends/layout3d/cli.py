@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 
 from .models import DEFAULT_MODEL, MODEL_CHOICES
@@ -55,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.run is not None:
         try:
-            card = json.loads(_read(args.run, "run card"))
-        except (json.JSONDecodeError, RecursionError) as e:
+            card = jsontext.loads(_read(args.run, "run card"))
+        except json.JSONDecodeError as e:
             raise InputError(f"The run card {args.run} is not JSON ({e}).") from None
         result = run_to_result(replay_scene(card))
     else:

@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 from backends.synth import Camera, Scene, render
 from backends.synth.render import WALL_Y
@@ -68,11 +69,9 @@ class Layout:
             data = text
         else:
             try:
-                data = json.loads(text)
+                data = jsontext.loads(text)
             except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
                 raise InputError(f"The layout is not valid JSON ({e}).") from None
-            except RecursionError:
-                raise InputError("The layout is not valid JSON (nested too deeply).") from None
         if not isinstance(data, dict):
             raise InputError("A layout is a JSON object with 'scene_prompt' and 'boxes'.")
         scene = data.get("scene_prompt")

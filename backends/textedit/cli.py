@@ -17,6 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 
 from .models import DEFAULT_MODEL, MODEL_CHOICES
@@ -89,8 +90,8 @@ def request_from(args: argparse.Namespace):
     values: dict = {}
     if args.card is not None:
         try:
-            card = json.loads(args.card.read_text())
-        except (OSError, ValueError, RecursionError) as e:
+            card = jsontext.loads(args.card.read_text())
+        except (OSError, ValueError) as e:
             raise InputError(f"Cannot read the run card {args.card}: {e}.") from None
         if not isinstance(card, dict) or not isinstance(card.get("request", {}), dict):
             raise InputError(f"{args.card} is not a run card (a JSON object with 'action' and 'request').")

@@ -185,10 +185,10 @@ def localize(request: LocalizeRequest, cancel: CancelToken | None = None,
         sb, sa = ocr_scores(reads[layer.name], b_texts), ocr_scores(reads[layer.name], a_texts)
         errs = [mse(img, orig) for img, orig in zip(images[layer.name], originals, strict=True)]
         psnrs = [psnr(img, orig) for img, orig in zip(images[layer.name], originals, strict=True)]
-        scores.append(LayerScore(layer.index, layer.name, layer.kind, layer.heads, layer.params,
-                                 layer.text_kv_params / total_params, sb.f1, sa.f1, sb.precision, sb.recall, sb.accuracy,
-                                 sb.levenshtein, float(np.mean(errs)), float(np.mean(psnrs)), reads[layer.name][0],
-                                 layer.params / total_params))
+        kv_share, module_share = parameter_shares([layer], total_params)
+        scores.append(LayerScore(layer.index, layer.name, layer.kind, layer.heads, layer.params, kv_share, sb.f1,
+                                 sa.f1, sb.precision, sb.recall, sb.accuracy, sb.levenshtein, float(np.mean(errs)),
+                                 float(np.mean(psnrs)), reads[layer.name][0], module_share))
     max_heads = max(layer.heads for layer in layers)
     head_f1 = [[ocr_scores(head_reads[(layer.name, h)], b_texts).f1 if request.per_head and h < layer.heads else None
                 for h in range(max_heads)] for layer in layers]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from backends.common import jsontext
 from backends.common.errors import InputError
 
 ROLES = ("Merlin", "Percival", "Servant", "Assassin", "Morgana", "Mordred", "Oberon", "Minion")
@@ -336,7 +337,7 @@ class AvalonGame:
     def replay(cls, jsonl: str) -> AvalonGame:
         """Rebuild a game from its log, re-checking every action against the rules."""
         try:
-            lines = [json.loads(line) for line in jsonl.splitlines() if line.strip()]
+            lines = [jsontext.loads(line) for line in jsonl.splitlines() if line.strip()]
             header = lines[0]
             if header.get("type") != "game":
                 raise ValueError("the first line must describe the game")
@@ -358,6 +359,6 @@ class AvalonGame:
                     raise ValueError(f"unknown action {kind!r}")
         except InputError:
             raise
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as e:
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             raise InputError(f"Not an Avalon game log: {e}") from None
         return game
