@@ -28,6 +28,8 @@ ROOM_Y = (-0.6, WALL_Y)
 MAX_HEIGHT = 2.5
 MIN_SIZE, MAX_SIZE = 0.1, 2.0
 MAX_PROMPT = 200
+NEW_BOX_SIZE = (0.7, 0.7, 0.7)  # what Add box places (the editor's default box)
+FREE_GAP = 0.1  # metres kept between a new box's footprint and the others'
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,74 @@ def _parse_box(i: int, b) -> Box:
 def box_on_floor(prompt: str, x: float, y: float, size: tuple[float, float, float], yaw_deg: float = 0.0) -> Box:
     """A box standing on the floor at (x, y)."""
     return Box(prompt, (float(x), float(y), size[2] / 2), tuple(float(s) for s in size), float(yaw_deg))
+
+
+def footprint(box: Box) -> tuple[float, float, float, float]:
+    """The box's floor footprint as an axis-aligned rectangle (x0, y0, x1, y1) around its turned corners."""
+    c = box.corners()
+    return float(c[:, 0].min()), float(c[:, 1].min()), float(c[:, 0].max()), float(c[:, 1].max())
+
+
+def free_floor_spot(layout: Layout, size: tuple[float, float, float] = NEW_BOX_SIZE, step: float = 0.05,
+                    gap: float = FREE_GAP) -> tuple[float, float]:
+    """Where a new box of ``size`` (unturned) stands clear of the others: (x, y) of its centre on the floor.
+
+    Candidates lie on a grid over the room's floor, kept where the whole box is inside the room and
+    in the camera's view (a box placed out of view would be generated unseen). Of those whose
+    footprint keeps ``gap`` from every existing footprint, the one nearest the middle of the floor the
+    model was trained on wins (objects there are seen whole); when none is clear, the one that
+    overlaps least (largest signed clearance). Deterministic.
+    """
+    from .data import FLOOR_X, FLOOR_Y
+
+    hw, hd = size[0] / 2, size[1] / 2
+    cx, cy = (c.ravel() for c in np.meshgrid(_centres(ROOM_X, hw, step), _centres(ROOM_Y, hd, step)))
+    seen = _in_view(layout.camera, cx, cy, size)
+    if seen.any():
+        cx, cy = cx[seen], cy[seen]
+    clearance = np.full(cx.shape, np.inf)
+    for b in layout.boxes:
+        x0, y0, x1, y1 = footprint(b)
+        # signed distance between the rectangles: positive apart, negative overlapping
+        dx = np.maximum(x0 - (cx + hw), (cx - hw) - x1)
+        dy = np.maximum(y0 - (cy + hd), (cy - hd) - y1)
+        apart = np.hypot(np.maximum(dx, 0), np.maximum(dy, 0))
+        clearance = np.minimum(clearance, np.where((dx > 0) | (dy > 0), apart, np.maximum(dx, dy)))
+    dist = np.hypot(cx - (FLOOR_X[0] + FLOOR_X[1]) / 2, cy - (FLOOR_Y[0] + FLOOR_Y[1]) / 2)
+    clear = clearance >= gap
+    i = int(np.argmin(np.where(clear, dist, np.inf))) if clear.any() else int(np.argmax(clearance - 1e-6 * dist))
+    return round(float(cx[i]), 3), round(float(cy[i]), 3)
+
+
+def _centres(span: tuple[float, float], half: float, step: float) -> np.ndarray:
+    """Centres along one floor axis where a footprint of half-width ``half`` stays inside ``span``."""
+    lo, hi = span[0] + half, span[1] - half
+    if lo > hi:  # wider than the span: the middle
+        return np.array([(span[0] + span[1]) / 2])
+    return np.linspace(lo, hi, int(round((hi - lo) / step)) + 1)
+
+
+def _in_view(camera: Camera, cx: np.ndarray, cy: np.ndarray, size: tuple[float, float, float]) -> np.ndarray:
+    """Whether all eight corners of an unturned box standing at each (cx, cy) project inside the image."""
+    w, d, h = size
+    offsets = np.array([(sx * w / 2, sy * d / 2, z) for sx in (-1, 1) for sy in (-1, 1) for z in (0.0, h)])
+    points = np.stack([cx, cy, np.zeros_like(cx)], -1)[:, None, :] + offsets[None]
+    uvz = camera.project(points.reshape(-1, 3)).reshape(len(cx), 8, 3)
+    return ((uvz[..., 2] > 0) & (uvz[..., 0] >= 0) & (uvz[..., 0] <= camera.width)
+            & (uvz[..., 1] >= 0) & (uvz[..., 1] <= camera.height)).all(1)
+
+
+def add_box(layout: Layout, prompt: str, size: tuple[float, float, float] = NEW_BOX_SIZE) -> Layout:
+    """The layout with one more box, standing in free floor space (see ``free_floor_spot``)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise InputError("Type what goes in the new box (e.g. 'a red cube') before adding it.")
+    if len(layout.boxes) >= MAX_BOXES:
+        raise InputError(f"At most {MAX_BOXES} boxes per layout; delete one first.")
+    x, y = free_floor_spot(layout, size)
+    new = Layout(layout.scene_prompt, (*layout.boxes, box_on_floor(prompt.strip()[:MAX_PROMPT], x, y, size)),
+                 layout.camera)
+    new.validate()
+    return new
 
 
 def preview_depth(layout: Layout, size: int = 256) -> np.ndarray:

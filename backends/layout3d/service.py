@@ -15,9 +15,9 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from backends.common.errors import InputError
+from backends.common.modelbuild import cached_model
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.seeding import check_seed
 from backends.synth.scene import ROOMS
@@ -29,9 +29,9 @@ from .models import DEFAULT_MODEL, MODEL_CHOICES
 from .outputs import scene_card
 from .pipeline import BuildAScenePipeline
 from .stages import METHODS, SceneSession, Stage, StageSettings
+from .vocabulary import MAX_CLOSED_VOCABULARY, check_layout_words, vocabulary_check  # noqa: F401 (entry point)
 
-_LOCK = threading.Lock()
-_LOAD_LOCK = threading.Lock()  # a warm-up and a first action asking together load the model once
+_LOCK = threading.Lock()  # one model, one set of attention processors: stages run one at a time
 _WARMED: set[str] = set()
 
 
@@ -86,16 +86,17 @@ class SceneResult:
         return self.stages[-1]
 
 
-@lru_cache(maxsize=2)
+@cached_model(maxsize=2)
 def _load(model_id: str, device: str) -> tuple[BuildAScenePipeline, ModelDefaults]:
     return load_for(model_id, device)
 
 
 def load_pipeline(model_id: str = DEFAULT_MODEL) -> tuple[BuildAScenePipeline, ModelDefaults]:
+    """The model, built once per process (``backends.common.modelbuild``: a warm-up and a first action
+    asking together build it once; a failed build is not kept)."""
     from backends.common.device import select_device
 
-    with _LOAD_LOCK:
-        return _load(model_id, str(select_device()))
+    return _load(model_id, str(select_device()))
 
 
 def warm_up(model_id: str = DEFAULT_MODEL) -> float:
@@ -116,15 +117,14 @@ def warm_up(model_id: str = DEFAULT_MODEL) -> float:
 
 def unknown_words(pipe: BuildAScenePipeline, layout: Layout) -> list[str]:
     """Words of the prompts that the model's tokenizer does not know (the embedded model's vocabulary is small)."""
-    unk = pipe.tokenizer.unk_token_id
-    if unk is None or getattr(pipe.tokenizer, "vocab_size", 10**6) > 1000:
-        return []
-    words = []
-    for text in [layout.scene_prompt] + [b.prompt for b in layout.boxes]:
-        for w in text.lower().replace(",", " ").split():
-            if pipe.tokenizer.convert_tokens_to_ids(w) == unk and w not in words:
-                words.append(w)
-    return words
+    return check_layout_words(layout, _pipe_vocabulary(pipe)).words
+
+
+def _pipe_vocabulary(pipe: BuildAScenePipeline) -> frozenset[str] | None:
+    tok = pipe.tokenizer
+    if tok.unk_token_id is None or getattr(tok, "vocab_size", 10**6) > MAX_CLOSED_VOCABULARY:
+        return None
+    return frozenset(tok.get_vocab()) - set(tok.all_special_tokens)
 
 
 def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
@@ -194,9 +194,4 @@ def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning) -> I
 
 
 def _vocab_warning(pipe, layout: Layout) -> str:
-    words = unknown_words(pipe, layout)
-    if not words:
-        return ""
-    return (f"The model does not know the words {', '.join(repr(w) for w in words)}; it was trained on the primitive "
-            "world only (colours, shapes, rooms). Results for those words are not meaningful.")
-
+    return check_layout_words(layout, _pipe_vocabulary(pipe)).message()

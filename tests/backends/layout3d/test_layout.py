@@ -60,3 +60,60 @@ def test_preview_depth_is_cheap_8bit():
 
     d = preview_depth(Layout.from_json(GOOD), 128)
     assert d.shape == (128, 128) and d.dtype == np.uint8 and d.max() > 200
+
+
+# --- Add box: new boxes stand in free floor space ------------------------------------------------
+def _apart(a, b, gap=0.0) -> bool:
+    from backends.layout3d.layout import footprint
+
+    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = footprint(a), footprint(b)
+    return ax1 + gap <= bx0 or bx1 + gap <= ax0 or ay1 + gap <= by0 or by1 + gap <= ay0
+
+
+def _in_view(layout, box) -> bool:
+    uvz = layout.camera.project(box.corners())
+    return bool((uvz[:, 2] > 0).all() and (uvz[:, :2] >= 0).all() and (uvz[:, 0] <= layout.camera.width).all()
+                and (uvz[:, 1] <= layout.camera.height).all())
+
+
+def test_add_box_fills_the_room_without_overlapping_footprints():
+    from backends.layout3d.layout import FREE_GAP, add_box
+
+    layout = Layout("a green lawn under a pale blue sky")
+    for i in range(MAX_BOXES):
+        layout = add_box(layout, f"a red cube {i}")
+        new = layout.boxes[-1]
+        assert new.center[2] == pytest.approx(new.size[2] / 2)  # on the floor
+        assert _in_view(layout, new), new
+        assert all(_apart(new, old, FREE_GAP - 1e-6) for old in layout.boxes[:-1]), layout.boxes
+    layout.validate()  # inside the room
+    with pytest.raises(InputError, match=f"At most {MAX_BOXES}"):
+        add_box(layout, "one too many")
+
+
+def test_add_box_avoids_turned_boxes_of_the_default_layout():
+    """The tab's default layout (a turned cube and a sphere): the old fixed spots landed on them."""
+    from app.tabs.layout3d import DEFAULT_LAYOUT
+    from backends.layout3d.layout import add_box
+
+    layout = Layout.from_json(DEFAULT_LAYOUT)
+    for _ in range(3):
+        layout = add_box(layout, "a green cone")
+        assert all(_apart(layout.boxes[-1], old) for old in layout.boxes[:-1]), layout.boxes
+    assert len(layout.boxes) == MAX_BOXES
+
+
+def test_crowded_floor_gets_the_least_overlapping_spot_and_a_clear_prompt_is_needed():
+    from backends.layout3d.layout import add_box, footprint, free_floor_spot
+
+    big = tuple(box_on_floor("a blue cube", x, y, (1.9, 1.9, 0.5)) for x, y in ((-0.95, 0.6), (0.95, 0.6),
+                                                                                  (-0.95, 2.45), (0.95, 2.45)))
+    layout = Layout("a green lawn under a pale blue sky", big)
+    x, y = free_floor_spot(layout)
+    new = box_on_floor("a red cube", x, y, (0.7, 0.7, 0.7))
+    nx0, ny0, nx1, ny1 = footprint(new)
+    overlaps = [max(0, min(nx1, b[2]) - max(nx0, b[0])) * max(0, min(ny1, b[3]) - max(ny0, b[1]))
+                for b in map(footprint, big)]
+    assert max(overlaps) <= 0.7 * 0.7 / 2 + 1e-9  # it straddles a seam, never sits inside one box
+    with pytest.raises(InputError, match="Type what goes in the new box"):
+        add_box(layout, "  ")
