@@ -30,6 +30,7 @@ MIN_SIZE, MAX_SIZE = 0.1, 2.0
 MAX_PROMPT = 200
 NEW_BOX_SIZE = (0.7, 0.7, 0.7)  # what Add box places (the editor's default box)
 FREE_GAP = 0.1  # metres kept between a new box's footprint and the others'
+OCCLUSION_COST = 5.0  # a new box hiding all of one other box in the picture weighs as 5 m farther from the middle
 
 
 @dataclass(frozen=True)
@@ -158,18 +159,23 @@ def free_floor_spot(layout: Layout, size: tuple[float, float, float] = NEW_BOX_S
 
     Candidates lie on a grid over the room's floor, kept where the whole box is inside the room and
     in the camera's view (a box placed out of view would be generated unseen). Of those whose
-    footprint keeps ``gap`` from every existing footprint, the one nearest the middle of the floor the
-    model was trained on wins (objects there are seen whole); when none is clear, the one that
-    overlaps least (largest signed clearance). Deterministic.
+    footprint keeps ``gap`` from every existing footprint, the best hides least of the others in the
+    picture (screen-box overlap, as a share of the new box's) and then stands nearest the middle of
+    the floor the model was trained on; when none is clear, the one that overlaps least on the floor
+    (largest signed clearance). Deterministic.
     """
     from .data import FLOOR_X, FLOOR_Y
 
     hw, hd = size[0] / 2, size[1] / 2
     cx, cy = (c.ravel() for c in np.meshgrid(_centres(ROOM_X, hw, step), _centres(ROOM_Y, hd, step)))
-    seen = _in_view(layout.camera, cx, cy, size)
+    screen = _screen_boxes(layout.camera, cx, cy, size)
+    cam = layout.camera
+    seen = (screen[:, 0] >= 0) & (screen[:, 1] >= 0) & (screen[:, 2] <= cam.width) & (screen[:, 3] <= cam.height)
     if seen.any():
-        cx, cy = cx[seen], cy[seen]
+        cx, cy, screen = cx[seen], cy[seen], screen[seen]
     clearance = np.full(cx.shape, np.inf)
+    hidden = np.zeros(cx.shape)
+    area = np.maximum((screen[:, 2] - screen[:, 0]) * (screen[:, 3] - screen[:, 1]), 1e-9)
     for b in layout.boxes:
         x0, y0, x1, y1 = footprint(b)
         # signed distance between the rectangles: positive apart, negative overlapping
@@ -177,9 +183,16 @@ def free_floor_spot(layout: Layout, size: tuple[float, float, float] = NEW_BOX_S
         dy = np.maximum(y0 - (cy + hd), (cy - hd) - y1)
         apart = np.hypot(np.maximum(dx, 0), np.maximum(dy, 0))
         clearance = np.minimum(clearance, np.where((dx > 0) | (dy > 0), apart, np.maximum(dx, dy)))
+        uv = cam.project(b.corners())
+        ow = np.clip(np.minimum(screen[:, 2], uv[:, 0].max()) - np.maximum(screen[:, 0], uv[:, 0].min()), 0, None)
+        oh = np.clip(np.minimum(screen[:, 3], uv[:, 1].max()) - np.maximum(screen[:, 1], uv[:, 1].min()), 0, None)
+        hidden += ow * oh / area
     dist = np.hypot(cx - (FLOOR_X[0] + FLOOR_X[1]) / 2, cy - (FLOOR_Y[0] + FLOOR_Y[1]) / 2)
     clear = clearance >= gap
-    i = int(np.argmin(np.where(clear, dist, np.inf))) if clear.any() else int(np.argmax(clearance - 1e-6 * dist))
+    if clear.any():
+        i = int(np.argmin(np.where(clear, OCCLUSION_COST * hidden + dist, np.inf)))
+    else:
+        i = int(np.argmax(clearance - 1e-6 * dist))
     return round(float(cx[i]), 3), round(float(cy[i]), 3)
 
 
@@ -191,14 +204,16 @@ def _centres(span: tuple[float, float], half: float, step: float) -> np.ndarray:
     return np.linspace(lo, hi, int(round((hi - lo) / step)) + 1)
 
 
-def _in_view(camera: Camera, cx: np.ndarray, cy: np.ndarray, size: tuple[float, float, float]) -> np.ndarray:
-    """Whether all eight corners of an unturned box standing at each (cx, cy) project inside the image."""
+def _screen_boxes(camera: Camera, cx: np.ndarray, cy: np.ndarray, size: tuple[float, float, float]) -> np.ndarray:
+    """N×4 image-space boxes (u0, v0, u1, v1) of an unturned box standing at each (cx, cy); a box reaching
+    behind the camera gets an infinite one (never in view)."""
     w, d, h = size
     offsets = np.array([(sx * w / 2, sy * d / 2, z) for sx in (-1, 1) for sy in (-1, 1) for z in (0.0, h)])
     points = np.stack([cx, cy, np.zeros_like(cx)], -1)[:, None, :] + offsets[None]
     uvz = camera.project(points.reshape(-1, 3)).reshape(len(cx), 8, 3)
-    return ((uvz[..., 2] > 0) & (uvz[..., 0] >= 0) & (uvz[..., 0] <= camera.width)
-            & (uvz[..., 1] >= 0) & (uvz[..., 1] <= camera.height)).all(1)
+    out = np.concatenate([uvz[..., :2].min(1), uvz[..., :2].max(1)], 1)
+    out[(uvz[..., 2] <= 0).any(1)] = (-np.inf, -np.inf, np.inf, np.inf)
+    return out
 
 
 def add_box(layout: Layout, prompt: str, size: tuple[float, float, float] = NEW_BOX_SIZE) -> Layout:

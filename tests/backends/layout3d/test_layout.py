@@ -87,6 +87,11 @@ def test_add_box_fills_the_room_without_overlapping_footprints():
         assert _in_view(layout, new), new
         assert all(_apart(new, old, FREE_GAP - 1e-6) for old in layout.boxes[:-1]), layout.boxes
     layout.validate()  # inside the room
+    first = [layout.camera.project(b.corners())[:, :2] for b in layout.boxes[:3]]
+    for i in range(3):  # the first three stand side by side: none hides another in the picture
+        for j in range(i):
+            a, b = first[i], first[j]
+            assert a[:, 0].max() <= b[:, 0].min() or b[:, 0].max() <= a[:, 0].min(), (i, j, layout.boxes)
     with pytest.raises(InputError, match=f"At most {MAX_BOXES}"):
         add_box(layout, "one too many")
 
