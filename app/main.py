@@ -11,7 +11,9 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 
 from app.components.blocks import StudioBlocks  # noqa: E402
+from app.components.warmup import PRELOAD  # noqa: E402
 from app.tabs import all_tabs  # noqa: E402
+from backends.common.modelbuild import start_preload  # noqa: E402
 from backends.common.settings import Settings, get_settings  # noqa: E402
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -73,4 +75,10 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
         theme=gr.themes.Soft(),
     )
     options.update(kwargs)
-    return demo.launch(**options)
+    # torch, diffusers, transformers and the backends are imported once, on one thread, while the page is
+    # served; handlers wait for it (app.components.warmup), so no two threads import them for the first time
+    imports = start_preload(PRELOAD)
+    out = demo.launch(**options)
+    if options.get("prevent_thread_lock"):
+        imports.join()  # the caller goes on in this process: it must not import beside the preload either
+    return out

@@ -16,7 +16,7 @@ import gradio as gr
 from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
 from backends.common.redact import redact_paths
 
-from .warmup import wait_for_warm_ups
+from .warmup import wait_for_imports
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def user_errors(fn):
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
-            wait_for_warm_ups()  # a first import beside a warm-up's could get a half-initialised module
+            wait_for_imports()  # a first import beside another thread's could get a half-initialised module
             try:
                 yield from fn(*args, **kwargs)
             except gr.Error:
@@ -51,7 +51,7 @@ def user_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        wait_for_warm_ups()
+        wait_for_imports()
         try:
             return fn(*args, **kwargs)
         except gr.Error:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 from pathlib import Path
 
 import gradio as gr
@@ -23,7 +22,6 @@ STATIC = Path(__file__).resolve().parents[1] / "static"
 WINDOW = 16  # frames per window; the key-frame stride sets the overlap (window − stride)
 RESOLUTIONS = [64, 128, 256]
 ACTION = "videodepth"
-_LOAD_LOCK = threading.Lock()
 
 VIEWER_HTML = """
 <div class="pc-root" id="vd-viewer-root">
@@ -76,29 +74,19 @@ def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline
 
 
 def service():
-    """The backend service module, imported on first use. diffusers' lazy imports are not thread-safe: when
-    another tab's handler imports it at the same moment, a name can be missing once — so retry briefly."""
-    import importlib
-    import time
+    """The backend service module, imported on first use (the app imports it before serving:
+    ``backends.common.modelbuild.preload``)."""
+    import backends.videodepth.service as svc
 
-    for attempt in range(4):
-        try:
-            with _LOAD_LOCK:
-                importlib.import_module("backends.videodepth.loading")
-                return importlib.import_module("backends.videodepth.service")
-        except ImportError:
-            if attempt == 3:
-                raise
-            time.sleep(0.5)
+    return svc
 
 
 def _model(model_id: str):
-    service()
+    """The model, loaded once per process by the backend (one build at a time, never a broken one kept)."""
     from backends.common.device import select_device
     from backends.videodepth.loading import load_model
 
-    with _LOAD_LOCK:
-        return load_model(model_id, str(select_device()))
+    return load_model(model_id, str(select_device()))
 
 
 def _result_status(r) -> str:

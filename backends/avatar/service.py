@@ -12,7 +12,6 @@ An avatar carries its own skeleton (bone heads and parents), so it re-poses with
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -22,6 +21,7 @@ import numpy as np
 import torch
 
 from backends.common.errors import InputError
+from backends.common.modelbuild import cached_model
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 
 from .body import Phenotype, forward_kinematics
@@ -208,22 +208,16 @@ class VideoResult:
 
 # --- the model, loaded once per process -----------------------------------------------------------
 
-_lock = threading.Lock()
-_models: dict[tuple[str, int], object] = {}
-
-
+@cached_model()
 def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS):
-    """The reconstructor (the embedded checkpoint through the registry, or a checkpoint folder), cached."""
+    """The reconstructor (the embedded checkpoint through the registry, or a checkpoint folder), built once per
+    process (``backends.common.modelbuild``: one build at a time, a failed one not kept)."""
     from .network import load_reconstructor
+    from .render_fast import warm_up
 
-    key = (name, levels)
-    with _lock:
-        if key not in _models:
-            from .render_fast import warm_up
-
-            _models[key] = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
-            warm_up()  # the tile renderer's kernels load (or compile, once per machine) with the model
-        return _models[key]
+    model = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
+    warm_up()  # the tile renderer's kernels load (or compile, once per machine) with the model
+    return model
 
 
 def model_ready(name: str = EMBEDDED_MODEL) -> bool:

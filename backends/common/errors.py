@@ -32,6 +32,10 @@ class ModelMissingError(StudioError, FileNotFoundError):
         )
 
 
+class ModelBuildError(StudioError, RuntimeError):
+    """A model was built but came out unusable (tensors left on the 'meta' device); it was not kept."""
+
+
 class ModelCorruptError(StudioError):
     """A model's files are present but do not match their recorded checksums."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
-from functools import lru_cache
 
 import numpy as np
 import torch
@@ -18,6 +17,8 @@ import torch
 from backends.common.device import select_device
 from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array
+from backends.common.modelbuild import cached_model
+from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.registry import default_registry
 from backends.common.seeding import check_seed, torch_generator
@@ -42,7 +43,7 @@ class Models:
     domain: DomainModel | None = None  # the classifier's held-out feature statistics, when it ships them
 
 
-@lru_cache(maxsize=2)
+@cached_model(maxsize=2)
 def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
     registry = default_registry()
     bridge_spec, clf_spec = registry.get(bridge_id), registry.get(classifier_id)
@@ -58,7 +59,8 @@ def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
 
 
 def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:
-    """The bridge and classifier, resolved through the registry (a clear error when missing), cached."""
+    """The bridge and classifier, resolved through the registry (a clear error when missing), built once
+    (``backends.common.modelbuild``: one build at a time, a failed one not kept)."""
     return _load(bridge_id, classifier_id, str(select_device(device)))
 
 
@@ -272,6 +274,7 @@ def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
     x = to_tensor(image, models.device)
     m = torch.from_numpy(mask)[None, None].float().to(models.device)
     yield ProgressEvent(0.0, "starting the bridge")
+    pipeline = for_request(models.pipeline)  # its own bridge schedule: other requests step the shared one
 
     def work(report):
         def on_step_end(pipe, i, t, tensors):
@@ -284,7 +287,7 @@ def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
             report(ProgressEvent(0.97 * step / total, f"bridge step {step}/{total}", preview))
             return {}
 
-        return models.pipeline(
+        return pipeline(
             x, m, target, num_inference_steps=request.num_inference_steps, start_fraction=float(request.start_fraction),
             guidance_scale=float(request.guidance_scale), num_images_per_prompt=request.num_samples,
             guidance=request.guidance, stabilize=request.stabilize, generator=torch_generator(request.seed, "cpu"),

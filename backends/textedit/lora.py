@@ -21,6 +21,8 @@ import numpy as np
 import torch
 
 from backends.common.errors import InputError
+from backends.common.modelbuild import BUILD_LOCK, check_built
+from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent
 
 from . import service
@@ -110,8 +112,9 @@ def lora_config(modules: list[str], rank: int):
 
 def copy_pipeline(pipe: TextEditPipeline) -> TextEditPipeline:
     """The same model with its own UNet (and processors): the base pipeline stays untouched."""
-    out = TextEditPipeline(pipe.vae, pipe.text_encoder, pipe.tokenizer, copy.deepcopy(pipe.unet),
-                           copy.deepcopy(pipe.scheduler))
+    with service.PIPELINE_LOCK:  # no call is patching the shared UNet's processors while it is copied
+        unet, scheduler = copy.deepcopy(pipe.unet), copy.deepcopy(pipe.scheduler)
+    out = TextEditPipeline(pipe.vae, pipe.text_encoder, pipe.tokenizer, unet, scheduler)
     out.name = pipe.name
     out.set_progress_bar_config(disable=True)
     return out
@@ -157,7 +160,9 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
     yield ProgressEvent(0.02, f"generating {request.eval_words} held-out words before training")
     before, _ = evaluate(pipe, request, request.eval_words, request.template)
     torch.manual_seed(request.seed)
-    pipe.unet.add_adapter(lora_config(modules, request.rank))
+    with BUILD_LOCK:  # new modules: never while another thread builds a model under empty weights
+        pipe.unet.add_adapter(lora_config(modules, request.rank))
+        check_built(pipe.unet, "the LoRA adapter")
     params = [p for p in pipe.unet.parameters() if p.requires_grad]
     trainable = sum(p.numel() for p in params)
     total = sum(p.numel() for n, p in pipe.unet.named_parameters() if "lora_" not in n)
@@ -223,8 +228,10 @@ def load_adapter(data: bytes, model: str = DEFAULT_MODEL) -> tuple[TextEditPipel
     if missing:
         raise InputError(f"The adapter targets layers this model does not have: {', '.join(missing[:3])}.")
     pipe = copy_pipeline(base)
-    pipe.unet.add_adapter(lora_config(modules, rank))
-    result = set_peft_model_state_dict(pipe.unet, state)
+    with BUILD_LOCK:  # new modules: never while another thread builds a model under empty weights
+        pipe.unet.add_adapter(lora_config(modules, rank))
+        result = set_peft_model_state_dict(pipe.unet, state)
+        check_built(pipe.unet, "the LoRA adapter")
     expected = set(get_lora_keys(pipe.unet))
     if result.unexpected_keys or set(state) != expected:
         raise InputError("The adapter's weights do not match its declared layers (damaged or edited file).")
@@ -259,7 +266,7 @@ def generate_adapted(request, adapter: bytes, cancel: CancelToken | None = None)
         _adapted[key] = load_adapter(adapter, request.model)[0]
         while len(_adapted) > 4:
             _adapted.pop(next(iter(_adapted)))
-    pipe = _adapted[key]
+    pipe = for_request(_adapted[key])  # its own scheduler: the kept copy may serve another request meanwhile
     _, _, rules = service.load_pipeline(request.model)
     image = to_uint8(pipe(request.prompt, **request.pipe_kwargs()).images)[0]
     if cancel is not None:

@@ -15,11 +15,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
-from functools import lru_cache
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.modelbuild import cached_model
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.seeding import check_seed, torch_generator
 
@@ -183,13 +183,14 @@ class GenerateResult:
 
 
 # --- models -----------------------------------------------------------------------------------
-@lru_cache(maxsize=2)
+@cached_model(maxsize=2)
 def _load(model_id: str, device: str):
     return load_for(model_id, device)
 
 
 def load_pipeline(model_id: str = DEFAULT_MODEL):
-    """(pipeline, preset, text rules) of a model, loaded once per process and device."""
+    """(pipeline, preset, text rules) of a model, loaded once per process and device (one build at a time,
+    a failed one not kept: ``backends.common.modelbuild``)."""
     from backends.common.device import select_device
 
     return _load(model_id, str(select_device()))

@@ -6,16 +6,17 @@
   UNet and the interpolation UNet (both :class:`UNetSpatioTemporalRopeConditionModel`, whose names
   match the published state dicts) and the flow-matching scheduler.
 
-Pipelines are cached per (model, device, dtype): models load once per process.
+Pipelines are cached per (model, device, dtype): models load once per process, one build at a time, and a
+failed build is not kept (``backends.common.modelbuild``).
 """
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import torch
 
+from backends.common.modelbuild import cached_model
 from backends.common.registry import default_registry
 
 from .networks import SpaceToDepthCodec, UNetSpatioTemporalRopeConditionModel
@@ -46,7 +47,7 @@ def load_folder(folder: Path, device: str = "cpu", dtype: torch.dtype = torch.fl
     return pipe
 
 
-@cache
+@cached_model()
 def load_model(model_id: str = "videodepth-embedded", device: str = "cpu", dtype: torch.dtype = torch.float32):
     """The registered model ``model_id``, found locally (``ModelMissingError`` otherwise)."""
     resolved = default_registry().resolve(model_id)

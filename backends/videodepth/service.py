@@ -32,6 +32,7 @@ from PIL import Image
 
 from backends.common.errors import InputError
 from backends.common.imageio import open_image
+from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.video import iter_video_frames, probe_video, write_mp4
 
@@ -230,6 +231,7 @@ def estimate_depth(request: VideoDepthRequest, pipe=None,
         from .loading import load_model
 
         pipe = load_model(request.model_id)
+    pipe = for_request(pipe)  # its own scheduler: an estimate or another run may step the shared one meanwhile
     return stream_reports(lambda report: run_depth(request, pipe, report, cancel), cancel)
 
 
@@ -261,7 +263,8 @@ def _measure_call(pipe, frames: int, size: tuple[int, int], steps: int) -> tuple
                 measured.append(e)
 
         def timed() -> tuple[float, float]:
-            pipe(clip[:1], num_inference_steps=1)  # warm-up: the first call of a size pays one-time costs
+            run = for_request(pipe)  # its own scheduler: a run may be stepping the shared one meanwhile
+            run(clip[:1], num_inference_steps=1)  # warm-up: the first call of a size pays one-time costs
             before, peak, done = _rss_mb(), [0.0], threading.Event()
 
             def sample():
@@ -271,7 +274,7 @@ def _measure_call(pipe, frames: int, size: tuple[int, int], steps: int) -> tuple
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             start = time.perf_counter()
-            pipe(clip, position_ids=np.arange(frames), num_inference_steps=steps)
+            run(clip, position_ids=np.arange(frames), num_inference_steps=steps)
             seconds = time.perf_counter() - start
             done.set()
             sampler.join()

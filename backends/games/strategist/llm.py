@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from backends.common.errors import InputError
+from backends.common.modelbuild import BUILD_LOCK, check_built
 from backends.common.settings import Settings, get_settings
 
 
@@ -84,7 +85,7 @@ class LocalGGUFLLM:
     """A chat model from a GGUF file, de-quantised and run by transformers on the CPU (loaded once)."""
 
     _loaded: dict[str, tuple] = {}
-    _load_lock = threading.Lock()
+    _load_lock = BUILD_LOCK  # every model build of the process, one at a time (backends.common.modelbuild)
 
     def __init__(self, folder: str | Path, gguf_file: str, name: str):
         self.folder, self.gguf_file, self.name = str(folder), gguf_file, name
@@ -97,7 +98,7 @@ class LocalGGUFLLM:
 
                 tok = AutoTokenizer.from_pretrained(self.folder, gguf_file=self.gguf_file)
                 model = AutoModelForCausalLM.from_pretrained(self.folder, gguf_file=self.gguf_file).eval()
-                self._loaded[key] = (tok, model, threading.Lock())
+                self._loaded[key] = (tok, check_built(model, self.name), threading.Lock())
             return self._loaded[key]
 
     def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
