@@ -14,7 +14,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from backends.common.errors import InputError, ModelCorruptError, ModelMissingError
+from backends.common.errors import DiskFullError, InputError, ModelCorruptError, ModelMissingError
 from backends.common.settings import configure
 
 # (subcommand, help, module): the module (no gradio) has add_arguments(parser) and run(args) -> exit code.
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             return _models_list() if args.models_command == "list" else _models_check(args.names)
         if getattr(args, "capability_module", None):
             return importlib.import_module(args.capability_module).run(args)
-    except (InputError, ModelMissingError, ModelCorruptError) as e:
+    except (InputError, ModelMissingError, ModelCorruptError, DiskFullError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 2

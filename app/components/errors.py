@@ -13,7 +13,7 @@ import logging
 
 import gradio as gr
 
-from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
+from backends.common.errors import Cancelled, DiskFullError, InputError, ModelCorruptError, ModelMissingError
 from backends.common.redact import redact_paths
 
 from .warmup import wait_for_imports
@@ -30,6 +30,8 @@ def as_gr_error(exc: BaseException) -> gr.Error:
         return gr.Error(text.replace("\n", "<br>"), title="Model not available")
     if isinstance(exc, Cancelled):
         return gr.Error(f"Stopped: {text}", title="Stopped")
+    if isinstance(exc, DiskFullError):
+        return gr.Error(text, title="Not enough disk space")
     log.exception("unexpected error in a handler", exc_info=exc)
     return gr.Error(f"Internal error ({exc.__class__.__name__}): {text}", title="Something went wrong")
 

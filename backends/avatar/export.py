@@ -92,9 +92,9 @@ def ply_bytes(g: Gaussians) -> bytes:
 
 
 def write_ply(g: Gaussians, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_bytes(ply_bytes(g))
-    return path
+    from backends.common.files import write_bytes
+
+    return write_bytes(path, ply_bytes(g))
 
 
 def read_ply(source: str | Path | bytes) -> Gaussians:

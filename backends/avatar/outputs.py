@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from backends.common import files
 from backends.common.errors import InputError
 from backends.common.imageio import save_png
 
@@ -87,7 +88,8 @@ def save_avatar(result: AvatarResult, path: Path) -> Path:
     meta = {"format": FORMAT, "levels": str(a.subdivision.levels), "bone_labels": json.dumps(s.labels),
             "pixel_size": repr(float(result.pixel_size)),
             "card": json.dumps(result.card())}
-    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path), metadata=meta)
+    with files.atomic_path(path) as tmp:
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp), metadata=meta)
     return Path(path)
 
 
@@ -132,12 +134,12 @@ def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[
     g = result.gaussians(pose)  # with the training low-pass in world units: looks right at any resolution
     paths = {"gaussians": out / "gaussians.ply", "mesh_obj": out / "mesh.obj", "mesh_ply": out / "mesh.ply",
              "avatar": out / "avatar.safetensors", "card": out / "card.json"}
-    paths["gaussians"].write_bytes(ply_bytes(g))
+    files.write_bytes(paths["gaussians"], ply_bytes(g))
     v, f, c = posed_mesh(result, pose)
-    paths["mesh_obj"].write_text(obj_text(v, f, c))
-    paths["mesh_ply"].write_bytes(mesh_ply_bytes(v, f, c))
+    files.write_text(paths["mesh_obj"], obj_text(v, f, c))
+    files.write_bytes(paths["mesh_ply"], mesh_ply_bytes(v, f, c))
     save_avatar(result, paths["avatar"])
-    paths["card"].write_text(json.dumps({**result.card(), "exported_pose": pose.as_dict()}, indent=2) + "\n")
+    files.write_text(paths["card"], json.dumps({**result.card(), "exported_pose": pose.as_dict()}, indent=2) + "\n")
     for i, image in enumerate(result.inputs):
         paths[f"input_{i}"] = save_png(image, out / f"input_{i}.png")
     return paths
@@ -163,5 +165,5 @@ def write_example(subject: int, n_views: int, size: int, out_dir: str | Path) ->
     spec = example_spec([v.camera.extrinsics for v in sample.views], [v.camera.intrinsics for v in sample.views],
                         sample.views[0].pose, sample.subject.phenotype, names)
     paths["cameras"] = out / "cameras.json"
-    paths["cameras"].write_text(json.dumps(spec, indent=1) + "\n")
+    files.write_text(paths["cameras"], json.dumps(spec, indent=1) + "\n")
     return paths

@@ -39,7 +39,19 @@ class ModelBuildError(StudioError, RuntimeError):
 class ModelCorruptError(StudioError):
     """A model's files are present but do not match their recorded checksums."""
 
-    def __init__(self, model_id: str, problems: list[str]):
+    def __init__(self, model_id: str, problems: list[str], how_to_fix: str = ""):
         self.model_id = model_id
         self.problems = list(problems)
-        super().__init__(f"Model '{model_id}' is corrupt: " + "; ".join(self.problems))
+        self.how_to_fix = how_to_fix
+        fix = f"\nHow to fix it: {how_to_fix}" if how_to_fix else ""
+        super().__init__(f"Model '{model_id}' is corrupt: " + "; ".join(self.problems) + fix)
+
+
+class DiskFullError(StudioError):
+    """The disk filled (or a quota was reached) while an output was written; nothing half-written is kept."""
+
+    def __init__(self, name: str, free_mb: float):
+        self.name = name
+        self.free_mb = free_mb
+        super().__init__(f"Not enough disk space to write {name}: free {free_mb:.0f} MB. Free some space and run "
+                         "again; earlier results are kept.")

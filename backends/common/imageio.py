@@ -13,6 +13,7 @@ import numpy as np
 from PIL import Image, PngImagePlugin, UnidentifiedImageError
 
 from .errors import InputError
+from .files import atomic_path
 
 MAX_PIXELS = 4096 * 4096
 
@@ -84,7 +85,9 @@ def _array_to_pil(arr: np.ndarray) -> Image.Image:
 
 def save_png(image: np.ndarray, path: str | Path) -> Path:
     path = Path(path)
-    _array_to_pil(np.asarray(image)).save(path, format="PNG")
+    pil = _array_to_pil(np.asarray(image))
+    with atomic_path(path) as tmp:
+        pil.save(tmp, format="PNG")
     return path
 
 
@@ -98,7 +101,8 @@ def save_depth_png16(depth: np.ndarray, path: str | Path) -> Path:
     info.add_text("depth_min", repr(lo))
     info.add_text("depth_max", repr(hi))
     path = Path(path)
-    Image.fromarray(q).save(path, format="PNG", pnginfo=info)
+    with atomic_path(path) as tmp:
+        Image.fromarray(q).save(tmp, format="PNG", pnginfo=info)
     return path
 
 
@@ -122,7 +126,9 @@ def load_depth_png16(path: str | Path) -> np.ndarray:
 
 def save_depth_npy(depth: np.ndarray, path: str | Path) -> Path:
     path = Path(path)
-    np.save(path, _check_depth(depth).astype(np.float32))
+    depth = _check_depth(depth).astype(np.float32)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: np.save adds no suffix
+        np.save(f, depth)
     return path
 
 

@@ -145,7 +145,7 @@ def resolve(spec: ModelSpec, settings: Settings | None = None) -> ResolvedModel:
             if spec.source in ("embedded", "package"):
                 problems = verify_checksums(path, spec.sha256)
                 if problems:
-                    raise ModelCorruptError(spec.id, problems)
+                    raise ModelCorruptError(spec.id, problems, spec.instructions(settings))
             return ResolvedModel(spec, path, where)
     cached = _hf_cache_lookup(spec, settings, searched)
     if cached is not None:

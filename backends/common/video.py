@@ -15,7 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import DiskFullError, InputError
+from .files import atomic_path, free_mb, is_disk_full
+
+LOW_DISK_MB = 16  # an encode that fails with less free space than this failed for want of space
 
 # imageio-ffmpeg logs a warning whenever the output size differs from the source: that is our intent.
 logging.getLogger("imageio_ffmpeg").setLevel(logging.ERROR)
@@ -32,11 +35,25 @@ class VideoClip:
 
 def write_mp4(frames: Iterable[np.ndarray], path: str | Path, fps: float = 24.0, crf: int = 18) -> Path:
     """Encode RGB uint8 frames (all of one size) as an H.264 .mp4 that plays in browsers."""
-    import imageio_ffmpeg
-
     if not 0 < fps <= 240:
         raise InputError(f"Frame rate must be between 0 and 240, got {fps}.")
     path = Path(path)
+    with atomic_path(path) as tmp:  # a cut-short encode leaves no half-written .mp4 behind
+        try:
+            count = _encode(frames, tmp, fps, crf)
+        except OSError as e:
+            # ffmpeg runs in its own process: its "No space left on device" reaches us as a broken pipe
+            if not is_disk_full(e) and free_mb(path.parent) < LOW_DISK_MB:
+                raise DiskFullError(path.name, free_mb(path.parent)) from e
+            raise
+        if count == 0:
+            raise InputError("A video needs at least one frame.")
+    return path
+
+
+def _encode(frames: Iterable[np.ndarray], path: Path, fps: float, crf: int) -> int:
+    import imageio_ffmpeg
+
     writer = None
     size = None
     count = 0
@@ -63,9 +80,7 @@ def write_mp4(frames: Iterable[np.ndarray], path: str | Path, fps: float = 24.0,
     finally:
         if writer is not None:
             writer.close()
-    if count == 0:
-        raise InputError("A video needs at least one frame.")
-    return path
+    return count
 
 
 @dataclass(frozen=True)

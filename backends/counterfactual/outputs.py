@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from backends.common.files import write_text
 from backends.common.imageio import save_png
 
 if TYPE_CHECKING:
@@ -62,5 +63,5 @@ def write_run(result: CounterfactualResult, folder: Path) -> dict[str, Path]:
                                                 folder / card["files"]["differences"][k])
     paths["region"] = save_png(region_outline(result.original, result.mask), folder / "region.png")
     paths["run"] = folder / "run.json"
-    paths["run"].write_text(json.dumps(card, indent=2))
+    write_text(paths["run"], json.dumps(card, indent=2))
     return paths

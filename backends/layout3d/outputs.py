@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backends.common.files import write_text
 from backends.common.imageio import save_depth_png16, save_png
 
 from .stages import Stage
@@ -34,7 +35,7 @@ def write_stage(stage: Stage, folder: Path) -> dict[str, Path]:
         "depth": save_depth_png16(stage.depth, folder / f"{name}_depth16.png"),
         "layout": folder / f"{name}_layout.json",
     }
-    paths["layout"].write_text(stage.layout.to_json())
+    write_text(paths["layout"], stage.layout.to_json())
     if stage.object_mask is not None:
         paths["mask"] = save_png((stage.object_mask * 255).astype("uint8"), folder / f"{name}_object_mask.png")
     return paths
@@ -46,5 +47,5 @@ def write_scene(stages: list[Stage], card: dict, folder: Path) -> dict[str, Path
     for st in stages:
         paths = write_stage(st, folder)
     paths["summary"] = folder / "stages.json"
-    paths["summary"].write_text(json.dumps(card, indent=1, default=str))
+    write_text(paths["summary"], json.dumps(card, indent=1, default=str))
     return paths

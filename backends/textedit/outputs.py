@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backends.common import files
 from backends.common.imageio import save_png
 
 from .edit import EditResult
@@ -64,24 +65,23 @@ def write(result, folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = {name: save_png(getattr(result, name), folder / f"{name}.png") for name in IMAGES[type(result)]}
     paths["result"] = folder / "result.json"
-    paths["result"].write_text(json.dumps(summary(result), indent=1, default=str))
+    files.write_text(paths["result"], json.dumps(summary(result), indent=1, default=str))
     paths["card"] = folder / "card.json"
-    paths["card"].write_text(json.dumps(result.card, indent=1, default=str))
+    files.write_text(paths["card"], json.dumps(result.card, indent=1, default=str))
     if isinstance(result, LocalizeResult):
         rows = result.table()
         paths["layers_csv"] = folder / "layers.csv"
-        with open(paths["layers_csv"], "w", newline="") as f:
+        with files.atomic_path(paths["layers_csv"]) as tmp, open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
         paths["layers_json"] = folder / "layers.json"
-        paths["layers_json"].write_text(json.dumps({"layers": rows, "head_f1": result.head_f1, "chosen": result.chosen,
-                                                    "chosen_share": result.chosen_share,
-                                                    "chosen_module_share": result.chosen_module_share,
-                                                    "denoiser_params": result.denoiser_params}, indent=1))
+        files.write_text(paths["layers_json"], json.dumps({
+            "layers": rows, "head_f1": result.head_f1, "chosen": result.chosen, "chosen_share": result.chosen_share,
+            "chosen_module_share": result.chosen_module_share, "denoiser_params": result.denoiser_params}, indent=1))
         for s in result.layers:
             paths[f"layer_{s.index}"] = save_png(result.patched[s.name], folder / f"layer_{s.index:02d}.png")
     if isinstance(result, FinetuneResult):
         paths["adapter"] = folder / "adapter.safetensors"
-        paths["adapter"].write_bytes(result.adapter)
+        files.write_bytes(paths["adapter"], result.adapter)
     return paths

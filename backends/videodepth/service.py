@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from backends.common import files
 from backends.common.errors import InputError
 from backends.common.imageio import open_image
 from backends.common.pipecopy import for_request
@@ -319,14 +320,22 @@ def estimate_run(request: VideoDepthRequest, pipe=None) -> RunEstimate:
 
 def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent], None] | None = None,
               cancel: CancelToken | None = None) -> VideoDepthResult:
-    """The work of :func:`estimate_depth`, reporting through ``report``."""
+    """The work of :func:`estimate_depth`, reporting through ``report``. The output folder is locked for the
+    run (``files.FolderLock``); what a killed run left half-written there is removed first."""
+    out = Path(request.out_dir)
+    files.remove_partials(out)
+    with files.FolderLock(out):
+        return _run_depth(request, pipe, report, cancel)
+
+
+def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent], None] | None = None,
+               cancel: CancelToken | None = None) -> VideoDepthResult:
     started = time.perf_counter()
     path = Path(request.input_path)
     open_frames, n, fps, (sw, sh), truncated = _open_source(path, request.max_frames, request.fps)
     w, h = working_size(sw, sh, request.max_side, pipe.size_multiple)
     method = long_video_method(request, pipe, n)
     out = Path(request.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     pngs = out / "png16"
     stack_path, state_json, state_npz = out / "disparity.npy", out / "resume.json", out / "resume_state.npz"
     source = _source_id(path, n)
@@ -351,8 +360,11 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
             stale.unlink()
     if resume is None:
         state_npz.unlink(missing_ok=True)
-    state_json.write_text(json.dumps({"settings": request.settings(), "source": source, "emitted": done}))
-    stack = np.lib.format.open_memmap(stack_path, mode="r+" if resume else "w+", dtype=np.float16, shape=(n, h, w))
+    files.write_text(state_json, json.dumps({"settings": request.settings(), "source": source, "emitted": done}))
+    with files.disk_errors(stack_path):
+        stack = np.lib.format.open_memmap(stack_path, mode="r+" if resume else "w+", dtype=np.float16, shape=(n, h, w))
+    if resume is None:  # the whole stack's space now: a full disk is a message here, not a crash mid-run
+        files.reserve(stack_path, stack_path.stat().st_size)
     if stack.shape != (n, h, w):
         raise InputError("The stopped run's saved depth does not match this input; start a new run.")
 
@@ -368,8 +380,10 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
 
     def save_state(state: StreamState) -> None:
         stack.flush()
-        np.savez(state_npz, **state.to_arrays())
-        state_json.write_text(json.dumps({"settings": request.settings(), "source": source, "emitted": state.emitted}))
+        with files.atomic_path(state_npz) as tmp, open(tmp, "wb") as f:
+            np.savez(f, **state.to_arrays())
+        files.write_text(state_json, json.dumps({"settings": request.settings(), "source": source,
+                                                 "emitted": state.emitted}))
 
     def side_by_side():
         frames = resized()
@@ -391,7 +405,7 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
                 cancel.raise_if_cancelled()
             q = quantize16(disp)
             stack[i] = disp
-            (pngs / f"depth_{i:05d}.png").write_bytes(png16_bytes(disp))
+            files.write_bytes(pngs / f"depth_{i:05d}.png", png16_bytes(disp))
             frame = np.concatenate([next(frames), colorize(q / 65535.0, request.colormap)], 1)
             latest[0] = frame
             yield frame
@@ -415,15 +429,15 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
         ours, baseline = flicker_score(np.asarray(stack[:k], np.float32), rgb), flicker_score(np.stack(single), rgb)
     stack = None  # unmap before the file is zipped and removed
     png_zip = out / "depth_png16.zip"
-    with zipfile.ZipFile(png_zip, "w", zipfile.ZIP_STORED) as z:
+    with files.atomic_path(png_zip) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
         for i in range(n):
             z.write(pngs / f"depth_{i:05d}.png", f"depth_{i:05d}.png")
-    shutil.rmtree(pngs)
     npz = out / "disparity.npz"
-    with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as z:
+    with files.atomic_path(npz) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         z.write(stack_path, "disparity.npy")
-    for f in (stack_path, state_json, state_npz):
+    for f in (state_json, state_npz):  # finished: from here on it is no longer a stopped run
         f.unlink(missing_ok=True)
+    tidy_finished(out)
     notes = [f"first {n} frames of the video only"] if truncated else []
     if n > request.window:
         notes.append("long video: jointly inferred key frames, segments between them filled by the interpolation "
@@ -434,6 +448,16 @@ def run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent]
         notes.append(f"resumed at frame {done}")
     return VideoDepthResult(request.model_id, n, (w, h), fps, video_path, png_zip, npz, truncated, notes,
                             ours, baseline, k, str(pipe.device), time.perf_counter() - started, done)
+
+
+def tidy_finished(out_dir: Path) -> None:
+    """Remove a finished run's working files (per-frame PNGs, the raw stack) — also what a run killed
+    between writing its outputs and tidying up left behind. A stopped run keeps them: it resumes from them."""
+    out = Path(out_dir)
+    if (out / "resume.json").exists() or not (out / "disparity.npz").exists():
+        return
+    shutil.rmtree(out / "png16", ignore_errors=True)
+    (out / "disparity.npy").unlink(missing_ok=True)
 
 
 def stopped_run(out_dir: Path) -> dict | None:
@@ -480,5 +504,5 @@ def frame_point_cloud(request: PointCloudRequest) -> PointCloudResult:
     out = Path(request.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ply = out / f"frame_{request.frame:05d}.ply"
-    ply.write_bytes(ply_bytes(xyz, colours))
+    files.write_bytes(ply, ply_bytes(xyz, colours))
     return PointCloudResult(request.frame, len(xyz), ply, viewer_payload(xyz, colours, f"frame {request.frame}"))
