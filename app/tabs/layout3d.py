@@ -11,6 +11,7 @@ import numpy as np
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
 from app.components.warmup import warm_up_in_background
 from app.tabs import TabSpec
@@ -36,13 +37,15 @@ DEFAULT_LAYOUT = {
 EDITOR_HTML = """
 <div class="box-editor" id="l3d-editor-root" data-colours="COLOURS">
   <div class="be-toolbar">
-    <input class="be-prompt" type="text" value="a green cone" aria-label="prompt of a new box" />
-    <button data-act="add" class="be-add">Add box</button>
+    <input class="be-prompt" type="text" value="a green cone" aria-label="prompt of a new box"
+           title="What goes in the next box; words the model does not know are flagged as you type." />
+    <button data-act="add" class="be-add" title="Adds a box with this prompt in free floor space">Add box</button>
     <button data-act="delete" class="be-delete">Delete box</button>
     <span class="be-sep"></span>
     <button data-act="translate">Move</button><button data-act="rotate">Rotate</button>
     <button data-act="scale">Scale</button><button data-act="view">Camera view</button>
   </div>
+  <div class="be-flag" role="status" aria-live="polite"></div>
   <div class="be-canvas"></div>
   <div class="be-status"></div>
 </div>
@@ -56,6 +59,7 @@ EDITOR_CSS = """
 .be-canvas { width: 100%; min-height: 240px; }
 .be-canvas canvas { display: block; width: 100%; border-radius: 6px; touch-action: none; }
 .be-status { font-size: 12px; color: #555; }
+.be-flag { font-size: 12px; color: #b45309; min-height: 1em; }
 """
 
 
@@ -65,11 +69,62 @@ def _editor_js() -> str:
     const start = () => {{
       const ta = document.querySelector('#l3d-json textarea');
       if (!ta) {{ setTimeout(start, 200); return; }}
-      import({json.dumps(url)}).then((m) => m.mount(element.querySelector('.box-editor'), ta))
+      import({json.dumps(url)}).then((m) => m.mount(element.querySelector('.box-editor'), ta, server))
         .catch((e) => {{ element.querySelector('.be-status').textContent = '3D editor failed to load: ' + e; }});
     }};
     start();
     """
+
+
+# --- the editor's light calls (server functions: answered at once, never queued behind generation) --
+def add_box_text(text: str, prompt: str) -> str:
+    """The layout JSON with one more box standing in free floor space (``layout.add_box``)."""
+    from backends.layout3d.layout import add_box
+
+    return layout_text(add_box(Layout.from_json(text), prompt).to_dict())
+
+
+def editor_add_box(data: dict) -> dict:
+    """The 3D editor's *Add box*: ``{"layout": text, "prompt": str}`` → ``{"layout": new text}`` or
+    ``{"error": message}`` (shown in the editor's status line)."""
+    try:
+        return {"layout": add_box_text(str(data["layout"]), str(data["prompt"]))}
+    except InputError as e:
+        return {"error": str(e)}
+    except (KeyError, TypeError):
+        return {"error": "The editor sent no layout and prompt."}
+
+
+def prompt_flag(prompt: str, model_id: str) -> str:
+    """The line shown beside a prompt as it is typed: its words the model does not know, or nothing."""
+    from backends.layout3d.vocabulary import model_vocabulary, unknown_in
+
+    words = unknown_in(prompt or "", model_vocabulary(model_id or DEFAULT_MODEL))
+    if not words:
+        return ""
+    return (f"⚠️ {model_id or DEFAULT_MODEL} does not know {', '.join(repr(w) for w in words)}: it knows colours, "
+            "shapes and rooms only, so that object will not come out as asked.")
+
+
+def editor_prompt_words(data: dict) -> str:
+    """The 3D editor's check of the new box's prompt, as it is typed: ``{"prompt", "model"}`` → the flag line."""
+    try:
+        return prompt_flag(str(data.get("prompt", "")), str(data.get("model") or DEFAULT_MODEL))
+    except (AttributeError, TypeError):
+        return ""
+
+
+def layout_words(text: str, model_id: str) -> str:
+    """Unknown words of every prompt in the layout JSON (the table and JSON paths), or nothing; a layout
+    that does not parse says nothing here (the layout status says what is wrong)."""
+    from backends.layout3d.vocabulary import vocabulary_check
+
+    try:
+        layout = Layout.from_json(text)
+    except InputError:
+        return ""
+    message = vocabulary_check(model_id or DEFAULT_MODEL, layout).message()
+    return f"⚠️ {message}" if message else ""
 
 
 # --- per-session scenes: the backend's store (memory budget; an expired scene is said so) -------
@@ -178,7 +233,9 @@ def build(demo: gr.Blocks) -> None:
     with gr.Row():
         with gr.Column(scale=5):
             gr.HTML(EDITOR_HTML, html_template="${value}", css_template=EDITOR_CSS, js_on_load=_editor_js(),
-                    elem_id="l3d-editor", apply_default_css=False)
+                    elem_id="l3d-editor", apply_default_css=False,
+                    server_functions=[editor_add_box, editor_prompt_words])
+            words_md = gr.Markdown(elem_id="l3d-words")  # unknown words of the layout's prompts, as typed
             scene_prompt = gr.Dropdown([r.prompt for r in ROOMS], value=DEFAULT_LAYOUT["scene_prompt"],
                                        allow_custom_value=True, label="Scene (the empty-scene prompt)",
                                        elem_id="l3d-scene")
@@ -387,27 +444,35 @@ def build(demo: gr.Blocks) -> None:
     layout_json.change(on_layout, inputs=layout_json, outputs=[table, depth, layout_status, scene_prompt],
                        api_name="layout3d_depth", concurrency_id="layout3d-edit", concurrency_limit=4,
                        show_progress="hidden")
-    table.input(on_table, inputs=[table, scene_prompt], outputs=layout_json, api_name="layout3d_table",
-                concurrency_id="layout3d-edit")
-    scene_prompt.input(on_scene, inputs=[scene_prompt, layout_json], outputs=layout_json, api_name="layout3d_scene",
-                       concurrency_id="layout3d-edit")
-    load_btn.upload(on_load, inputs=load_btn, outputs=layout_json, api_name="layout3d_load",
-                    concurrency_id="layout3d-edit")
-    # Progress and an error show on the status line only: a bad input must not badge the scene, its
-    # history and its downloads with "Error" as if they were lost (they stay as they were).
-    gen_btn.click(on_generate, inputs=[layout_json, model, seed, steps, guidance, method, blend, dsa_start, masking,
-                                       show_masks], outputs=outs, api_name="layout3d_generate", concurrency_id="gpu",
-                  show_progress_on=status)
-    next_btn.click(on_next, inputs=[layout_json, show_masks], outputs=outs, api_name="layout3d_next_stage",
-                   concurrency_id="gpu", show_progress_on=status)
-    rebuild_btn.upload(on_rebuild, inputs=[rebuild_btn, show_masks], outputs=[*outs, layout_json],
-                       api_name="layout3d_rebuild", concurrency_id="gpu", show_progress_on=status)
+    # Unknown words are flagged as the prompts are typed (editor, table or JSON): a tokenizer-file check,
+    # no model, on the light queue, so nobody waits for a generation to learn the model lacks a word.
+    layout_json.change(layout_words, inputs=[layout_json, model], outputs=words_md, api_name="layout3d_check_words",
+                       concurrency_id="layout3d-edit", show_progress="hidden")
+    model.change(layout_words, inputs=[layout_json, model], outputs=words_md, api_visibility="private",
+                 concurrency_id="layout3d-edit", show_progress="hidden")
+    gr.api(user_errors(add_box_text), api_name="layout3d_add_box", concurrency_id="layout3d-edit")
+    # Progress and an error show on a status line only, the error as a note there: a bad input must not
+    # badge the layout, the scene, its history and its downloads with "Error" (they stay as they were).
+    listen(table.input, on_table, status=layout_status, inputs=[table, scene_prompt], outputs=layout_json,
+           api_name="layout3d_table", concurrency_id="layout3d-edit")
+    listen(scene_prompt.input, on_scene, status=layout_status, inputs=[scene_prompt, layout_json],
+           outputs=layout_json, api_name="layout3d_scene", concurrency_id="layout3d-edit")
+    listen(load_btn.upload, on_load, status=layout_status, inputs=load_btn, outputs=layout_json,
+           api_name="layout3d_load", concurrency_id="layout3d-edit")
+    listen(gen_btn.click, on_generate, status=status,
+           inputs=[layout_json, model, seed, steps, guidance, method, blend, dsa_start, masking, show_masks],
+           outputs=outs, api_name="layout3d_generate", concurrency_id="gpu")
+    listen(next_btn.click, on_next, status=status, inputs=[layout_json, show_masks], outputs=outs,
+           api_name="layout3d_next_stage", concurrency_id="gpu")
+    listen(rebuild_btn.upload, on_rebuild, status=status, inputs=[rebuild_btn, show_masks],
+           outputs=[*outs, layout_json], api_name="layout3d_rebuild", concurrency_id="gpu")
     history.select(on_select, outputs=back_idx, api_visibility="private", queue=False)
-    back_btn.click(on_back_ask, inputs=back_idx, outputs=[confirm_box, confirm_md], api_visibility="private",
-                   concurrency_id="layout3d-edit", show_progress_on=status)
-    confirm_btn.click(on_back, inputs=[back_idx, show_masks],
-                      outputs=[layout_json, image, history, status, summary, files, confirm_box],
-                      api_name="layout3d_go_back", concurrency_id="layout3d-edit", show_progress_on=status)
+    listen(back_btn.click, on_back_ask, status=status, inputs=back_idx, outputs=[confirm_box, confirm_md],
+           api_visibility="private", concurrency_id="layout3d-edit")
+    listen(confirm_btn.click, on_back, status=status, inputs=[back_idx, show_masks],
+           outputs=[layout_json, image, history, status, summary, files, confirm_box],
+           api_name="layout3d_go_back", concurrency_id="layout3d-edit")
+
     cancel_btn.click(lambda: gr.update(visible=False), outputs=confirm_box, api_visibility="private", queue=False)
     show_masks.change(on_masks, inputs=show_masks, outputs=image, api_name="layout3d_masks",
                       concurrency_id="layout3d-edit", show_progress="hidden")

@@ -165,3 +165,25 @@ def test_layout_json_of_the_wrong_shape_is_a_clear_error_everywhere(client, tmp_
     with pytest.raises(Exception, match="not a readable stages.json") as e:
         client.predict(handle_file(str(deep)), False, api_name="/layout3d_rebuild")
     assert "Internal error" not in str(e.value)
+
+
+def test_add_box_places_the_new_box_in_free_floor_space(client):
+    from backends.layout3d.layout import Layout, footprint
+
+    text = client.predict(json.dumps(LAYOUT), "a green cone", api_name="/layout3d_add_box")
+    layout = Layout.from_json(text)
+    assert [b.prompt for b in layout.boxes] == ["a red cube", "a yellow sphere", "a green cone"]
+    new = footprint(layout.boxes[-1])
+    for old in map(footprint, layout.boxes[:-1]):  # its footprint overlaps neither of the others
+        assert new[2] <= old[0] or old[2] <= new[0] or new[3] <= old[1] or old[3] <= new[1], (new, old)
+    with pytest.raises(Exception, match="Type what goes in the new box"):
+        client.predict(json.dumps(LAYOUT), " ", api_name="/layout3d_add_box")
+
+
+def test_unknown_words_are_flagged_without_generating(client):
+    chair = {**LAYOUT, "boxes": [*LAYOUT["boxes"], {**LAYOUT["boxes"][0], "prompt": "a wooden chair",
+                                                     "center": [0.0, 2.2, 0.35]}]}
+    flag = client.predict(json.dumps(chair), "layout3d-embedded", api_name="/layout3d_check_words")
+    assert "box 3 ('a wooden chair'): 'chair'" in flag and "'wooden'" not in flag
+    assert client.predict(json.dumps(LAYOUT), "layout3d-embedded", api_name="/layout3d_check_words") == ""
+    assert client.predict(json.dumps(chair), "sd15", api_name="/layout3d_check_words") == ""  # open vocabulary

@@ -160,3 +160,39 @@ def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
     page.locator("#l3d-back-yes").click()
     expect(page.locator("#l3d-history img")).to_have_count(1, timeout=30_000)
     expect(page.locator("#l3d-status")).to_contain_text("Stage 0")
+
+
+def _footprints_apart(a: dict, b: dict) -> bool:
+    from backends.layout3d.layout import footprint
+
+    la = Layout.from_json({"scene_prompt": SCENE, "boxes": [a, b]})
+    (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = footprint(la.boxes[0]), footprint(la.boxes[1])
+    return ax1 <= bx0 or bx1 <= ax0 or ay1 <= by0 or by1 <= ay0
+
+
+def test_added_boxes_stand_apart_and_unknown_words_are_flagged_as_typed(page):
+    open_tab(page)
+    page.locator("#l3d-editor .be-prompt").fill("a wooden chair")  # typed, nothing generated
+    flag = page.locator("#l3d-editor .be-flag")
+    expect(flag).to_contain_text("'chair'", timeout=10_000)
+    expect(flag).not_to_contain_text("'wooden'")
+    page.locator("#l3d-editor .be-prompt").fill("a red cube")
+    expect(flag).to_have_text("", timeout=10_000)
+
+    add_box(page, "a pink torus")  # the default layout has two boxes; the new one goes beside them
+    add_box(page, "a cyan cylinder")
+    expect(page.locator("#l3d-table")).to_contain_text("a cyan cylinder", timeout=30_000)
+    boxes = layout_json(page)["boxes"]
+    assert [b["prompt"] for b in boxes][-2:] == ["a pink torus", "a cyan cylinder"]
+    for i in range(len(boxes)):
+        for j in range(i):
+            assert _footprints_apart(boxes[i], boxes[j]), (i, j, boxes)
+
+    # an unknown word in the table is flagged beside the editor, still without generating
+    cell = page.locator("#l3d-table").get_by_text("a pink torus").first
+    cell.dblclick()
+    editor = page.locator("#l3d-table textarea, #l3d-table input").first
+    editor.fill("a pink giraffe")
+    editor.press("Enter")
+    expect(page.locator("#l3d-words")).to_contain_text("'giraffe'", timeout=30_000)
+    expect(page.locator("#l3d-status")).not_to_contain_text("Stage")

@@ -25,9 +25,13 @@ export function promptColour(prompt, modelColours, fallback) {
   return new THREE.Color(fallback);
 }
 
-export function mount(root, textarea) {
+// `server` holds the tab's server functions (gr.HTML server_functions): editor_add_box places a new box
+// in free floor space (backends/layout3d/layout.add_box), editor_prompt_words flags unknown words.
+export function mount(root, textarea, server) {
   const canvasHost = root.querySelector(".be-canvas");
   const status = root.querySelector(".be-status");
+  const promptInput = root.querySelector(".be-prompt");
+  const flag = root.querySelector(".be-flag");
   let modelColours = {};
   try { modelColours = JSON.parse(root.dataset.colours || "{}"); } catch (e) { modelColours = {}; }
   const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
@@ -141,8 +145,11 @@ export function mount(root, textarea) {
   }
 
   function write() {
-    const text = '{"scene_prompt": ' + JSON.stringify(layout.scene_prompt) + ',\n "boxes": [\n  '
-      + layout.boxes.map((b) => JSON.stringify(b)).join(",\n  ") + "\n ]}";
+    setText('{"scene_prompt": ' + JSON.stringify(layout.scene_prompt) + ',\n "boxes": [\n  '
+      + layout.boxes.map((b) => JSON.stringify(b)).join(",\n  ") + "\n ]}");
+  }
+
+  function setText(text) {
     lastText = text;
     textarea.value = text;
     textarea.dispatchEvent(new Event("input", { bubbles: true }));
@@ -233,16 +240,42 @@ export function mount(root, textarea) {
   }
   setMode("translate");
 
-  const act = {
-    add: () => {
+  // Adding asks the server where the box fits (free floor space, clear of the other boxes); adds
+  // clicked in quick succession run one after another, each on the layout the previous one wrote.
+  let adding = Promise.resolve();
+  function addBox() {
+    const prompt = promptInput.value.trim() || "a red cube";
+    adding = adding.then(async () => {
       if (layout.boxes.length >= 5) return showStatus("at most 5 boxes");
-      const prompt = root.querySelector(".be-prompt").value.trim() || "a red cube";
-      const x = [-0.8, 0.8, 0, -0.4, 0.4][layout.boxes.length % 5];
-      layout.boxes.push({ prompt, center: [x, 1.0, 0.35], size: [0.7, 0.7, 0.7], yaw_deg: 0 });
+      const reply = await server.editor_add_box({ layout: textarea.value, prompt });
+      if (!reply || reply.error) return showStatus((reply && reply.error) || "the box could not be added");
+      layout = JSON.parse(reply.layout);
       selected = layout.boxes.length - 1;
+      setText(reply.layout);
       rebuild();
-      write();
-    },
+    }).catch((e) => showStatus("the box could not be added: " + e));
+    return adding;
+  }
+
+  // Unknown words of the new box's prompt, flagged as it is typed (the server reads the model's vocabulary).
+  let flagTimer = null;
+  let flagAsked = 0;
+  function checkPrompt() {
+    clearTimeout(flagTimer);
+    flagTimer = setTimeout(async () => {
+      const asked = ++flagAsked;
+      const model = document.querySelector("#l3d-model input");
+      try {
+        const line = await server.editor_prompt_words({ prompt: promptInput.value, model: model ? model.value : "" });
+        if (asked === flagAsked) flag.textContent = line || "";
+      } catch (e) { /* a failed check flags nothing; Generate still warns */ }
+    }, 150);
+  }
+  promptInput.addEventListener("input", checkPrompt);
+  checkPrompt();
+
+  const act = {
+    add: addBox,
     delete: () => {
       if (selected < 0) return;
       layout.boxes.splice(selected, 1);
