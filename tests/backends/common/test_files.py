@@ -15,6 +15,7 @@ from backends.common.errors import DiskFullError
 from backends.common.imageio import save_depth_npy, save_png
 from backends.common.video import probe_video, write_mp4
 
+
 def leftovers(folder):
     return sorted(p.name for p in folder.rglob(f"*{files.PART}*"))
 
