@@ -96,11 +96,11 @@ def split_views(subject: Subject, rng: random.Random, vary_inputs: float = 0.3) 
 # --- model ----------------------------------------------------------------------------------------
 
 def new_model(config: ReconstructorConfig) -> Reconstructor:
-    """A fresh reconstructor on anny's coarse template (the average body as the default start)."""
+    """A fresh reconstructor on the shipped coarse template (the average body as the default start)."""
     coarse = body.coarse_template()
     rest = body.rest_body()
     return build_reconstructor(config, coarse.vertices(rest.vertices).float(), coarse.faces,
-                               coarse.lbs_weights().float())
+                               coarse.lbs_weights().float(), coarse=coarse)
 
 
 def render_target(avatar, subject: Subject, j: int):

@@ -2,11 +2,12 @@
 
 anny (NAVER; Apache-2.0 code, CC0 MakeHuman assets) stands in for SMPL-X: a rigged, skinned body
 (13,718 vertices, 104 bones, z up, facing -y) whose shape is set by phenotype parameters in [0, 1].
-Its first build takes minutes and needs no network; it is cached under the models folder
-(``<models_dir>/cache/anny``) so it happens once per machine. LIFe-GoM reconstructs on a coarse mesh:
-here a quadric decimation of anny's body (~1.5k faces) whose vertices are fixed barycentric blends of
-anny's, so every phenotype gives the same coarse topology and its LBS weights are the same blends of
-anny's weights.
+Its first build takes about a minute, needs no network and is deterministic (anny's own data,
+cached under ``<models_dir>/cache/anny``). LIFe-GoM reconstructs on a coarse mesh: here a quadric
+decimation of anny's body (~1.5k faces) whose vertices are fixed barycentric blends of anny's, so
+every phenotype gives the same coarse topology and its LBS weights are the same blends of anny's
+weights. That mesh ships with the model trained on it (``template.safetensors``): the decimation is
+not reproducible from one process to the next, so it is never rebuilt at run time.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from backends.common.settings import Settings, get_settings
 
 PHENOTYPES = ("gender", "age", "muscle", "weight", "height", "proportions")
 COARSE_FACES = 1500
-_COARSE_VERSION = 1
 
 _lock = threading.Lock()
 _model = None
-_coarse: dict[int, CoarseTemplate] = {}
+_shipped: CoarseTemplate | None = None
 
 
 def anny_cache_dir(settings: Settings | None = None) -> Path:
-    """Where anny's built model data (and our coarse template) are cached: once per machine."""
+    """Where anny's built model data are cached (derived from the package, deterministic): once per machine."""
     return (settings or get_settings()).models_dir / "cache" / "anny"
 
 
@@ -221,26 +221,76 @@ class CoarseTemplate:
         return (dense[torch.from_numpy(self.indices)] * torch.from_numpy(self.weights)[..., None]).sum(1)
 
 
-def coarse_template(n_faces: int = COARSE_FACES) -> CoarseTemplate:
-    """The coarse template with about ``n_faces`` faces, built once and cached next to anny's data."""
+TEMPLATE_FILE = "template.safetensors"
+
+
+def coarse_template() -> CoarseTemplate:
+    """The coarse template every shipped avatar model is built on, read from the embedded model's folder.
+
+    It ships with the model (``assets/avatar-embedded/template.safetensors``, checksum-verified by the
+    registry) because a rebuild is not reproducible: open3d's quadric decimation can give another
+    topology in another process, and a model trained on one mesh is garbage on another.
+    """
+    global _shipped
+    with _lock:
+        if _shipped is None:
+            from backends.common.registry import default_registry
+
+            _shipped = load_template(default_registry().resolve("avatar-embedded").path)
+        return _shipped
+
+
+def save_template(template: CoarseTemplate, folder: Path) -> None:
+    """Write ``template.safetensors`` (faces, blend indices, blend weights) into a model folder."""
+    from safetensors.numpy import save_file
+
+    save_file({"faces": np.ascontiguousarray(template.faces, dtype=np.int64),
+               "indices": np.ascontiguousarray(template.indices, dtype=np.int64),
+               "weights": np.ascontiguousarray(template.weights, dtype=np.float64)},
+              str(Path(folder) / TEMPLATE_FILE))
+
+
+def load_template(folder: Path) -> CoarseTemplate:
+    """The coarse template saved with the model in ``folder``; a clear error when it has none."""
+    from safetensors.numpy import load_file
+
+    path = Path(folder) / TEMPLATE_FILE
+    if not path.is_file():
+        raise InputError(f"The avatar model folder {Path(folder).name!r} has no {TEMPLATE_FILE} (the coarse body "
+                         "mesh it was trained on); export it again with training.avatar_reconstructor --export.")
+    f = load_file(str(path))
+    return CoarseTemplate(f["faces"], f["indices"], f["weights"])
+
+
+def build_coarse_template(n_faces: int = COARSE_FACES) -> CoarseTemplate:
+    """A new coarse template with about ``n_faces`` faces, decimated from anny's average body.
+
+    Only for training a model on a new topology: the result is not reproducible across processes, so
+    it is saved with the model it trains (:func:`save_template`) and never rebuilt at run time.
+    """
     if not 200 <= n_faces <= 20000:
         raise InputError(f"A coarse body mesh needs between 200 and 20000 faces, not {n_faces}.")
-    with _lock:
-        if n_faces in _coarse:
-            return _coarse[n_faces]
-    body_model()
-    path = anny_cache_dir_loaded() / f"coarse-v{_COARSE_VERSION}-{n_faces}.npz"
-    if path.is_file():
-        with np.load(path) as f:
-            template = CoarseTemplate(f["faces"], f["indices"], f["weights"])
-    else:
-        template = _build_coarse(n_faces)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, faces=template.faces, indices=template.indices, weights=template.weights)
-        tmp.rename(path)
-    with _lock:
-        _coarse[n_faces] = template
-    return template
+    return decimate(rest_body().vertices.numpy(), faces(), n_faces)
+
+
+def blends_of(points: np.ndarray, full_vertices: np.ndarray, full_faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each point as a barycentric blend of the closest triangle of a mesh's largest component:
+    (indices V×3, weights V×3). How a coarse vertex is tied to anny's surface."""
+    import open3d as o3d
+    import open3d.core as o3c
+
+    v = np.asarray(full_vertices, dtype=np.float64)
+    f = np.asarray(full_faces, dtype=np.int64)
+    mesh = o3d.geometry.TriangleMesh(o3d.utility.Vector3dVector(v), o3d.utility.Vector3iVector(f))
+    clusters, counts, _ = mesh.cluster_connected_triangles()
+    largest = f[np.asarray(clusters) == int(np.argmax(np.asarray(counts)))]  # e.g. drop anny's eyes and mouth parts
+    scene = o3d.t.geometry.RaycastingScene()
+    scene.add_triangles(o3c.Tensor(v.astype(np.float32)), o3c.Tensor(largest.astype(np.uint32)))
+    hit = scene.compute_closest_points(o3c.Tensor(np.asarray(points, dtype=np.float32)))
+    tri = largest[hit["primitive_ids"].numpy()]
+    uv = hit["primitive_uvs"].numpy().astype(np.float64)
+    weights = np.stack([1 - uv[:, 0] - uv[:, 1], uv[:, 0], uv[:, 1]], 1).clip(0, 1)
+    return tri.astype(np.int64), weights / weights.sum(1, keepdims=True)
 
 
 def anny_cache_dir_loaded() -> Path:
@@ -251,14 +301,9 @@ def anny_cache_dir_loaded() -> Path:
     return Path(get_anny_cache_path())
 
 
-def _build_coarse(n_faces: int) -> CoarseTemplate:
-    return decimate(rest_body().vertices.numpy(), faces(), n_faces)
-
-
 def decimate(v: np.ndarray, f: np.ndarray, n_faces: int) -> CoarseTemplate:
     """Quadric decimation of a mesh's largest component, each new vertex snapped to the full surface."""
     import open3d as o3d
-    import open3d.core as o3c
 
     v = np.asarray(v, dtype=np.float64)
     f = np.asarray(f, dtype=np.int64)
@@ -268,12 +313,5 @@ def decimate(v: np.ndarray, f: np.ndarray, n_faces: int) -> CoarseTemplate:
     mesh.remove_triangles_by_mask(~body)
     mesh.remove_unreferenced_vertices()
     coarse = mesh.simplify_quadric_decimation(n_faces)
-    cv = np.asarray(coarse.vertices)
-    scene = o3d.t.geometry.RaycastingScene()
-    scene.add_triangles(o3c.Tensor(v.astype(np.float32)), o3c.Tensor(f[body].astype(np.uint32)))
-    hit = scene.compute_closest_points(o3c.Tensor(cv.astype(np.float32)))
-    tri = f[body][hit["primitive_ids"].numpy()]
-    uv = hit["primitive_uvs"].numpy().astype(np.float64)
-    weights = np.stack([1 - uv[:, 0] - uv[:, 1], uv[:, 0], uv[:, 1]], 1).clip(0, 1)
-    weights /= weights.sum(1, keepdims=True)
-    return CoarseTemplate(np.asarray(coarse.triangles, dtype=np.int64), tri.astype(np.int64), weights)
+    indices, weights = blends_of(np.asarray(coarse.vertices), v, f)  # each new vertex snapped to the full surface
+    return CoarseTemplate(np.asarray(coarse.triangles, dtype=np.int64), indices, weights)

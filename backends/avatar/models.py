@@ -1,7 +1,7 @@
 """Models of the Avatar capability: the embedded reconstructor and the body templates it is built on.
 
-anny ships inside its pip package (Apache-2.0 code, CC0 MakeHuman assets); what is registered here is
-its one-time build, cached in the models folder. SMPL-X (the paper's template) is used only when the
+anny ships inside its pip package (Apache-2.0 code, CC0 MakeHuman assets); its model data is built from
+the package once per machine. The coarse mesh the reconstructor is trained on ships with it. SMPL-X (the paper's template) is used only when the
 user supplies its files: its licence forbids shipping them.
 """
 
@@ -13,29 +13,33 @@ SPECS = [
         location="avatar-embedded",
         files=("config.json", "model.safetensors", "ablation/multi-res/config.json",
                "ablation/multi-res/model.safetensors", "ablation/single-res/config.json",
-               "ablation/single-res/model.safetensors"),
+               "ablation/single-res/model.safetensors", "template.safetensors",
+               "ablation/multi-res/template.safetensors", "ablation/single-res/template.safetensors"),
         sha256={
             "ablation/multi-res/config.json": "2976d1b757d605f8f5f0c16e0b5a3d77203bc3d974c3382f3003d64bf1ab011c",
             "ablation/multi-res/model.safetensors": "2034426e991b4874d1884c4730c09013976b2377b4ee53e31aa0aa6b7dc9eea7",
+            "ablation/multi-res/template.safetensors": "1ef482845bb3892f674b74e7bcf97320c583bdb06196643e6832627db52fea5b",
             "ablation/single-res/config.json": "6e26b6a111d929757c1b27c2b659cfc3f1df4ba78976c72493e39e80b22a68a1",
             "ablation/single-res/model.safetensors": "d8779754b607395e942448c11194f7eb31b01d38ea9e8bf675f369a16e8baab6",
+            "ablation/single-res/template.safetensors": "1ef482845bb3892f674b74e7bcf97320c583bdb06196643e6832627db52fea5b",
             "config.json": "5b8a5453ecd3ce0c1e26c6351ecb81aa59d8ff75c05d07ff0e230de027e72e29",
             "model.safetensors": "db1ded364615ab087a4a4c1966530c85bcd028bbc5471659d6806b722f1eec7a",
+            "template.safetensors": "1ef482845bb3892f674b74e7bcf97320c583bdb06196643e6832627db52fea5b",
         },
         license="Apache-2.0 (trained by this project on CC0 anny bodies)",
         description=("LIFe-GoM reconstructor sized for a CPU (small CNN encoder, attention over views, MLP + "
                      "self-attention over 752 coarse vertices, 3 feedback iterations), trained at 64² on "
-                     "synthetic anny people (training/avatar_reconstructor.py); ablation/ holds the "
-                     "equal-steps multi- vs single-resolution pair the bench compares."),
+                     "synthetic anny people (training/avatar_reconstructor.py); template.safetensors is "
+                     "the coarse body mesh it was trained on (training/avatar_template.py); ablation/ holds "
+                     "the equal-steps multi- vs single-resolution pair the bench compares."),
     ),
     ModelSpec(
-        id="anny-body", capability="avatar", kind="body-model", source="local", location="cache/anny",
-        files=("coarse-v1-1500.npz",),
+        id="anny-body", capability="avatar", kind="body-model", source="package", location="anny",
         license="Apache-2.0 (code), CC0 (MakeHuman/MPFB2 assets)",
-        description="anny body model (NAVER, pip package `anny`): its built model data and the coarse "
-                    "1,500-face reconstruction mesh, cached on first use.",
-        how_to_get="nothing to download: it is installed with the suite (pip `anny`) and builds offline on "
-                   "first use (a few minutes, once per machine) into this folder.",
+        description="anny body model (NAVER, pip package `anny`): posing and body shape. Its model data is "
+                    "built from the package on first use (about a minute, offline, deterministic) into the "
+                    "models folder's cache/anny; the avatar's coarse mesh ships with the model instead.",
+        how_to_get="nothing to download: it is installed with the suite (pip `anny`).",
     ),
     ModelSpec(
         id="smplx", capability="avatar", kind="body-model", source="local", location="smplx",

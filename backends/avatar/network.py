@@ -41,7 +41,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .body import Phenotype, coarse_template, rest_body, skin
+from .body import CoarseTemplate, Phenotype, coarse_template, load_template, rest_body, save_template, skin
 from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
 from .pose import Pose, pose_transforms
 from .render import render
@@ -164,6 +164,7 @@ class Reconstructor(nn.Module):
         self.register_buffer("template_xyz", torch.as_tensor(coarse_xyz, dtype=torch.float32))
         self.register_buffer("lbs_weights", torch.as_tensor(lbs_weights, dtype=torch.float32))
         self.register_buffer("template_faces", torch.as_tensor(np.asarray(coarse_faces, dtype=np.int64)))
+        self.coarse: CoarseTemplate | None = None  # the mesh's blends of anny's vertices (set by build/load)
         n_vertices = len(coarse_xyz)
         self.encoder = ImageEncoder(c.encoder_width, c.feat_dim)
         self.unseen = nn.Parameter(torch.zeros(c.feat_dim))
@@ -269,26 +270,37 @@ class Reconstructor(nn.Module):
 # --- checkpoints and the one-call reconstruction -------------------------------------------------
 
 def save_reconstructor(model: Reconstructor, folder: Path) -> None:
-    """``model.safetensors`` (weights, the coarse template, its faces and LBS weights) + ``config.json``."""
+    """``model.safetensors`` (weights, the average coarse body, its faces and LBS weights), ``config.json``
+    and ``template.safetensors`` (the coarse mesh's blends of anny's vertices: the model's topology)."""
     from safetensors.torch import save_file
 
+    if model.coarse is None:
+        raise ValueError("a reconstructor is saved with its coarse template (build it with coarse=...)")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps(model.config_dict(), indent=2) + "\n")
+    save_template(model.coarse, folder)
 
 
 def build_reconstructor(config: ReconstructorConfig, template_xyz: torch.Tensor, coarse_faces: np.ndarray,
-                        lbs_weights: torch.Tensor, levels: int | None = None) -> Reconstructor:
-    """A reconstructor on this coarse template, its rendering mesh subdivided ``levels`` times."""
+                        lbs_weights: torch.Tensor, levels: int | None = None,
+                        coarse: CoarseTemplate | None = None) -> Reconstructor:
+    """A reconstructor on this coarse template, its rendering mesh subdivided ``levels`` times. ``coarse``
+    (the template's blends of anny's vertices) places the template on any person's body."""
+    if coarse is not None and not np.array_equal(np.asarray(coarse.faces), np.asarray(coarse_faces)):
+        raise ValueError("the coarse template's faces differ from the model's")
     sub = subdivide(coarse_faces, len(template_xyz), config.levels if levels is None else levels)
-    return Reconstructor(config, template_xyz, coarse_faces, lbs_weights, sub)
+    model = Reconstructor(config, template_xyz, coarse_faces, lbs_weights, sub)
+    model.coarse = coarse
+    return model
 
 
 def load_reconstructor(folder: Path | str | None = None, levels: int | None = None) -> Reconstructor:
     """The reconstructor saved in ``folder`` (default: the embedded ``avatar-embedded`` asset, resolved and
     checksum-verified by the registry). ``levels`` overrides the rendering mesh's subdivision (the face
-    heads work per face, so a finer mesh than in training is allowed); it needs no anny build."""
+    heads work per face, so a finer mesh than in training is allowed); it needs no anny build. The
+    coarse mesh comes from the folder (``template.safetensors``), never from a rebuild."""
     from safetensors.torch import load_file
 
     if folder is None:
@@ -298,7 +310,8 @@ def load_reconstructor(folder: Path | str | None = None, levels: int | None = No
     folder = Path(folder)
     config = ReconstructorConfig(**json.loads((folder / "config.json").read_text()))
     state = load_file(str(folder / "model.safetensors"))
-    model = build_reconstructor(config, state["template_xyz"], state["template_faces"].numpy(), state["lbs_weights"], levels)
+    model = build_reconstructor(config, state["template_xyz"], state["template_faces"].numpy(), state["lbs_weights"],
+                                levels, coarse=load_template(folder))
     model.load_state_dict(state)
     return model.eval()
 
@@ -317,8 +330,10 @@ def reconstruct(model: Reconstructor, images: torch.Tensor, masks: torch.Tensor,
     return model(views, n_iters=iterations)[-1][0]
 
 
-def body_inputs(phenotype: Phenotype | None, pose: Pose) -> tuple[torch.Tensor, torch.Tensor]:
+def body_inputs(phenotype: Phenotype | None, pose: Pose,
+                coarse: CoarseTemplate | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(J×4×4 skinning transforms of ``pose``, V×3 rest-pose coarse body) of an anny person with this
-    shape — the body inputs of :func:`reconstruct` (and the transforms to repose the avatar with)."""
+    shape — the body inputs of :func:`reconstruct` (and the transforms to repose the avatar with).
+    ``coarse``: the model's template (default: the shipped one)."""
     rest = rest_body(phenotype)
-    return pose_transforms(rest, pose).float(), coarse_template().vertices(rest.vertices).float()
+    return pose_transforms(rest, pose).float(), (coarse or coarse_template()).vertices(rest.vertices).float()

@@ -269,7 +269,7 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
     yield ProgressEvent(0.25, "building the body template")
     rest = body.rest_body(phenotype)
     skeleton = Skeleton.of_body(rest)
-    template = body.coarse_template().vertices(rest.vertices).float()
+    template = model.coarse.vertices(rest.vertices).float()  # the mesh the model was trained on, shipped with it
     transforms = skeleton.transforms(pose)
     n = len(images)
     f = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32)[None]  # noqa: E731

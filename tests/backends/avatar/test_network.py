@@ -42,6 +42,7 @@ def setup():
     coarse = body.coarse_template()
     sub = subdivide(coarse.faces, coarse.n_vertices, 1)
     net = Reconstructor(TINY, coarse.vertices(rest.vertices), coarse.faces, coarse.lbs_weights(), sub)
+    net.coarse = coarse
     sample = data.sample_subject(5, TINY.n_views, TINY.image_size)
     t = pose_transforms(data.rest_body(sample.subject.phenotype), sample.views[0].pose).float()
     stack = lambda xs: torch.from_numpy(np.stack(xs)).float()[None]  # noqa: E731
@@ -82,6 +83,8 @@ def test_save_load_round_trip_and_one_call_reconstruction(setup, tmp_path):
     net.eval()
     save_reconstructor(net, tmp_path)
     loaded = load_reconstructor(tmp_path)
+    assert np.array_equal(loaded.coarse.indices, net.coarse.indices)  # the topology travels with the model
+    assert np.array_equal(loaded.coarse.weights, net.coarse.weights)
     assert loaded.config == net.config and len(loaded.subdivision.faces) == len(net.subdivision.faces)
     for k, v in net.state_dict().items():
         assert torch.equal(v, loaded.state_dict()[k]), k

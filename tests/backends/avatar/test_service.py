@@ -30,7 +30,7 @@ def checkpoint(tmp_path_factory):
     config = ReconstructorConfig(image_size=32, feat_dim=8, vertex_dim=16, point_dim=8, heads=2, vertex_layers=1,
                                  encoder_width=4)
     model = build_reconstructor(config, coarse.vertices(rest.vertices).float(), coarse.faces,
-                                coarse.lbs_weights().float())
+                                coarse.lbs_weights().float(), coarse=coarse)
     folder = tmp_path_factory.mktemp("ckpt")
     save_reconstructor(model, folder)
     return str(folder)
