@@ -78,6 +78,11 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
     # torch, diffusers, transformers and the backends are imported once, on one thread, while the page is
     # served; handlers wait for it (app.components.warmup), so no two threads import them for the first time
     imports = start_preload(PRELOAD)
+    # what a killed server left (partial files, stale locks, old outputs) goes now and then on a schedule;
+    # stopped or interrupted runs stay resumable (app.components.downloads, backends.common.runs)
+    from app.components.downloads import start_cleanup
+
+    start_cleanup()
     out = demo.launch(**options)
     if options.get("prevent_thread_lock"):
         imports.join()  # the caller goes on in this process: it must not import beside the preload either

@@ -168,15 +168,14 @@ def is_locked(folder: str | Path) -> bool:
 
 
 def remove_partials(folder: str | Path) -> list[Path]:
-    """Delete ``.part-`` files (writes cut short by a crash) and a stale lock file under ``folder``,
-    unless a live job holds it; returns what was removed."""
+    """Delete ``.part-`` files (writes cut short by a crash) and stale lock files under ``folder``, except in
+    folders a live job holds; returns what was removed."""
     folder = Path(folder)
-    if not folder.is_dir() or is_locked(folder):
+    if not folder.is_dir():
         return []
-    removed = [p for p in folder.rglob(f"*{PART}*") if p.is_file()]
-    stale_lock = folder / LOCK_NAME
-    if stale_lock.exists():
-        removed.append(stale_lock)
+    held = [p.parent for p in folder.rglob(LOCK_NAME) if is_locked(p.parent)]
+    removed = [p for p in folder.rglob("*") if p.is_file() and (PART in p.name or p.name == LOCK_NAME)
+               and not any(p.is_relative_to(h) for h in held)]
     for p in removed:
         with contextlib.suppress(FileNotFoundError):
             p.unlink()

@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     assets_dir: Path = Field(PROJECT_ROOT / "assets", description="embedded checkpoints shipped with the suite")
     models_dir: Path = Field(default_factory=_default_models_dir, description="real checkpoints, one folder per model")
     offline: bool = Field(default_factory=_default_offline, description="never download; resolve locally only")
+    runs_dir: Path | None = Field(None, description="long runs kept across restarts (resumable); default <models_dir>/runs")
     seed: int = 0
 
     host: str = "127.0.0.1"
