@@ -16,11 +16,22 @@ from gradio.utils import get_upload_folder
 
 from backends.common.redact import redact_paths
 
+from . import failures
+
 NOT_UPLOADED = ("A file in the request was not uploaded to this app: upload it first (in the browser, or with "
                 "gradio_client's handle_file).")
 
 
 class StudioBlocks(gr.Blocks):
+    async def process_api(self, block_fn, *args, **kwargs):
+        """Every failed event's message is kept for its error note (see ``failures.listen``)."""
+        try:
+            return await super().process_api(block_fn, *args, **kwargs)
+        except Exception as e:
+            fn_id = block_fn if isinstance(block_fn, int) else block_fn._id
+            failures.remember(kwargs.get("session_hash"), fn_id, e)
+            raise
+
     async def preprocess_data(self, *args, **kwargs):
         try:
             return await super().preprocess_data(*args, **kwargs)

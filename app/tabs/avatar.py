@@ -13,6 +13,7 @@ import gradio as gr
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common import jsontext
@@ -330,9 +331,11 @@ def build(demo: gr.Blocks) -> None:
         return [str(p) for p in paths.values()]
 
     source.change(on_source, inputs=source, outputs=[synth_box, upload_box], api_visibility="private", queue=False)
-    recon_btn.click(on_reconstruct, inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders],
-                    outputs=[inputs_gallery, status, payload, bones], api_name="avatar_reconstruct",
-                    concurrency_id="gpu")
+    # Progress and errors show on a status line; a failed action changes nothing else (the avatar, what
+    # the model saw, the renders stay)
+    listen(recon_btn.click, on_reconstruct, status=status,
+           inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders],
+           outputs=[inputs_gallery, status, payload, bones], api_name="avatar_reconstruct", concurrency_id="gpu")
     stop_btn.click(on_stop, outputs=status, api_name="avatar_stop", queue=False)
     for s in sliders:
         s.input(on_pose, inputs=[*sliders, bones], outputs=bones, api_name=False, show_progress="hidden",
@@ -343,14 +346,15 @@ def build(demo: gr.Blocks) -> None:
                    concurrency_id="avatar-pose")
     preset.input(on_preset, inputs=[preset, bones], outputs=[*sliders, bones], api_name="avatar_preset",
                  show_progress="hidden", concurrency_id="avatar-pose")
-    render_btn.click(on_render, inputs=[azimuth, size, *sliders], outputs=[render_img, truth_img, render_md],
-                     api_name="avatar_render", concurrency_id="avatar-render", concurrency_limit=2)
-    video_btn.click(on_video, inputs=[video_kind, frames, *sliders], outputs=video_out, api_name="avatar_video",
-                    concurrency_id="gpu")
-    export_btn.click(on_export, inputs=sliders, outputs=files, api_name="avatar_export",
-                     concurrency_id="avatar-render")
-    example_btn.click(on_example, inputs=[subject, n_views], outputs=example_files, api_name="avatar_example",
-                      concurrency_id="avatar-render")
+    listen(render_btn.click, on_render, status=render_md, inputs=[azimuth, size, *sliders],
+           outputs=[render_img, truth_img, render_md], api_name="avatar_render", concurrency_id="avatar-render",
+           concurrency_limit=2)
+    listen(video_btn.click, on_video, status=render_md, progress_on=[video_out], inputs=[video_kind, frames, *sliders],
+           outputs=video_out, api_name="avatar_video", concurrency_id="gpu")
+    listen(export_btn.click, on_export, status=render_md, inputs=sliders, outputs=files, api_name="avatar_export",
+           concurrency_id="avatar-render")
+    listen(example_btn.click, on_example, status=status, inputs=[subject, n_views], outputs=example_files,
+           api_name="avatar_example", concurrency_id="avatar-render")
 
 
 TAB = TabSpec(name="avatar", title="Avatar", build=build)

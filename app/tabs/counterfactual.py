@@ -9,6 +9,7 @@ import numpy as np
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
@@ -83,7 +84,8 @@ def build(demo: gr.Blocks) -> None:
         with gr.Column(scale=1):
             upload = gr.Image(label="Image", type="filepath", image_mode="RGB", sources=["upload", "clipboard"],
                               height=200, elem_id="cf-upload")
-            gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
+            examples = gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
+            shown = gr.State(None)  # the upload the editor and the prediction are of
             prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
             model_md = gr.Markdown(elem_id="cf-model")
             with gr.Accordion("Models", open=False):
@@ -139,8 +141,8 @@ def build(demo: gr.Blocks) -> None:
         from backends.counterfactual.service import classify, load_models
 
         path = upload_data.get("path") if isinstance(upload_data, dict) else None
-        if not path:
-            return gr.update(), {}, ""
+        if not path:  # nothing uploaded: what is shown stays
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         models = load_models(bridge, classifier)
         pred = classify(path, models)
         info = (f"Models: bridge `{models.bridge_id}`, classifier `{pred.classifier_id}` on `{models.device}` · "
@@ -150,7 +152,7 @@ def build(demo: gr.Blocks) -> None:
             info += f"\n\n⚠️ {pred.warning}"
         elif pred.domain is None:
             info += " · this classifier ships no domain statistics, so unfamiliar inputs are not flagged"
-        return editor_value(pred.image), prediction_label(pred.probabilities), info
+        return editor_value(pred.image), prediction_label(pred.probabilities), info, path
 
     @user_errors
     def on_models(bridge, classifier, current_target):
@@ -188,12 +190,14 @@ def build(demo: gr.Blocks) -> None:
         try:
             yield gr.update(), "Running the bridge…", gr.update(), gr.update(), gr.update()
             for kind, item in stream(generate(req, token, load_models(bridge, classifier)), progress):
+
                 if kind == "preview":
                     yield upscale(item[0], _factor(item.shape[1])), gr.update(), gr.update(), gr.update(), gr.update()
                 else:
                     yield _show_result(item)
-        except Cancelled:
-            yield gr.update(), "Stopped by the user.", gr.update(), gr.update(), gr.update()
+        except Cancelled:  # what is below is an earlier run's (if any): say so rather than show it as this run's
+            yield (gr.update(), "Stopped by the user: this run made no counterfactuals. The gallery, JSON and "
+                   "downloads below (if any) are the previous run's.", gr.update(), gr.update(), gr.update())
         finally:
             CANCELS.finish(request, "counterfactual", token)
 
@@ -201,17 +205,24 @@ def build(demo: gr.Blocks) -> None:
         return "Stopping…" if CANCELS.cancel(request, "counterfactual") else "Nothing is running."
 
     # Light actions (a prediction, the automatic region, a model switch) have their own queue and
-    # never wait behind a generation (which holds the shared "gpu" queue); errors show on the status.
+    # never wait behind a generation (which holds the shared "gpu" queue). Progress and errors show on a
+    # status line; a failed action changes nothing else, and a refused upload gives way to the image in use.
     light = {"concurrency_id": "counterfactual-light", "concurrency_limit": 4}
-    upload.change(on_image, inputs=[upload, bridge_id, classifier_id], outputs=[editor, prediction, model_md],
-                  api_name="counterfactual_classify", show_progress_on=model_md, preprocess=False, **light)
-    gr.on([bridge_id.change, classifier_id.change], on_models, inputs=[bridge_id, classifier_id, target],
-          outputs=[target, model_md], api_name="counterfactual_models", show_progress_on=model_md, **light)
-    auto_btn.click(on_auto, inputs=[editor, area, cell, bridge_id, classifier_id], outputs=[editor, heat],
-                   api_name="counterfactual_region", **light)
-    run.click(on_generate, inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
-              outputs=[preview, status, gallery, summary, files], api_name="counterfactual_generate",
-              concurrency_id="gpu")
+    image_io = {"inputs": [upload, bridge_id, classifier_id], "outputs": [editor, prediction, model_md, shown],
+                "status": model_md, "restore": [(upload, shown)], "preprocess": False, **light}
+    # once per upload: the image's change event fires twice when one image replaces another (each message twice)
+    listen(upload.upload, on_image, api_name="counterfactual_classify", **image_io)
+    listen(examples.load_input_event.then, on_image, api_visibility="private", **image_io)
+    listen([bridge_id.change, classifier_id.change], on_models, status=model_md,
+           inputs=[bridge_id, classifier_id, target], outputs=[target, model_md], api_name="counterfactual_models",
+           **light)
+    listen(auto_btn.click, on_auto, status=status, progress_on=[heat], inputs=[editor, area, cell, bridge_id,
+                                                                                classifier_id],
+           outputs=[editor, heat], api_name="counterfactual_region", **light)
+    listen(run.click, on_generate, status=status,
+           inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
+           outputs=[preview, status, gallery, summary, files], api_name="counterfactual_generate",
+           concurrency_id="gpu")
     stop.click(on_stop, outputs=status, api_name="counterfactual_stop", queue=False)
 
 

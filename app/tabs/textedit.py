@@ -9,6 +9,7 @@ from PIL import Image, ImageDraw
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from app.tabs.counterfactual import editor_to_image_and_mask
@@ -351,7 +352,8 @@ def build(demo: gr.Blocks) -> None:
                               learning_rate=float(lr_v or 1e-4), batch_size=int(batch_v), eval_words=int(words_v),
                               **common(model_v, template_v, seed_v, steps_v))
         yield "Fine-tuning…", gr.update(), gr.update(), gr.update()
-        for kind, item in run(lambda t: finetune(req, t), request, "Fine-tune", progress, None, preview_out=False):
+        for kind, item in run(lambda t: finetune(req, t)
+, request, "Fine-tune", progress, None, preview_out=False):
             if kind == "stopped":
                 yield item, gr.update(), gr.update(), gr.update()
             elif kind == "result":
@@ -388,25 +390,28 @@ def build(demo: gr.Blocks) -> None:
         return "Stopping…" if CANCELS.cancel(request, ACTION) else "Nothing is running."
 
     base = [model, template, text, seed, steps]
-    demo.load(on_model, inputs=model, outputs=[model_md, layers_box, steps, edit_start],
-              api_name="textedit_model_info")
-    model.change(on_model, inputs=model, outputs=[model_md, layers_box, steps, edit_start], api_name=False)
-    gen_btn.click(on_generate, inputs=base, outputs=[preview, image, gen_md, status, region],
-                  api_name="textedit_generate", concurrency_id="gpu")
-    loc_btn.click(on_localize, inputs=base + [loc_new, loc_pairs, loc_start, loc_heads, loc_topk],
-                  outputs=[loc_md, bars, heat, table, layer_pick, layer_img, loc_files, layers_box, loc_state],
-                  api_name="textedit_localize", concurrency_id="gpu")
+    # Progress and errors show on each action's status line; a failed action changes nothing else
+    listen(demo.load, on_model, status=model_md, inputs=model, outputs=[model_md, layers_box, steps, edit_start],
+           api_name="textedit_model_info")
+    listen(model.change, on_model, status=model_md, inputs=model,
+           outputs=[model_md, layers_box, steps, edit_start], api_name=False)
+    listen(gen_btn.click, on_generate, status=status, inputs=base, outputs=[preview, image, gen_md, status, region],
+           api_name="textedit_generate", concurrency_id="gpu")
+    listen(loc_btn.click, on_localize, status=loc_md, inputs=base + [loc_new, loc_pairs, loc_start, loc_heads, loc_topk],
+           outputs=[loc_md, bars, heat, table, layer_pick, layer_img, loc_files, layers_box, loc_state],
+           api_name="textedit_localize", concurrency_id="gpu")
     layer_pick.change(on_pick, inputs=[layer_pick, loc_state], outputs=layer_img, api_name="textedit_show_layer")
     table.select(on_row, inputs=loc_state, outputs=[layer_pick, layer_img], api_name=False)
-    edit_btn.click(on_edit, inputs=base + [edit_new, layers_box, edit_start, region],
-                   outputs=[edit_gallery, edit_md, edit_files], api_name="textedit_edit", concurrency_id="gpu")
-    prot_btn.click(on_protect, inputs=[model, template, seed, steps, prot_text, block, benign, layers_box],
-                   outputs=[prot_gallery, prot_md, prot_files], api_name="textedit_protect", concurrency_id="gpu")
-    ft_btn.click(on_finetune, inputs=[model, template, seed, steps, ft_target, ft_steps, ft_lr, ft_batch, ft_words,
-                                      layers_box],
-                 outputs=[ft_md, ft_loss, ft_files, adapter], api_name="textedit_finetune", concurrency_id="gpu")
-    ad_btn.click(on_adapter, inputs=base + [adapter], outputs=[ad_image, ad_md], api_name="textedit_adapter_generate",
-                 concurrency_id="gpu")
+    listen(edit_btn.click, on_edit, status=edit_md, inputs=base + [edit_new, layers_box, edit_start, region],
+           outputs=[edit_gallery, edit_md, edit_files], api_name="textedit_edit", concurrency_id="gpu")
+    listen(prot_btn.click, on_protect, status=prot_md,
+           inputs=[model, template, seed, steps, prot_text, block, benign, layers_box],
+           outputs=[prot_gallery, prot_md, prot_files], api_name="textedit_protect", concurrency_id="gpu")
+    listen(ft_btn.click, on_finetune, status=ft_md,
+           inputs=[model, template, seed, steps, ft_target, ft_steps, ft_lr, ft_batch, ft_words, layers_box],
+           outputs=[ft_md, ft_loss, ft_files, adapter], api_name="textedit_finetune", concurrency_id="gpu")
+    listen(ad_btn.click, on_adapter, status=ad_md, inputs=base + [adapter], outputs=[ad_image, ad_md],
+           api_name="textedit_adapter_generate", concurrency_id="gpu")
     stop_btn.click(on_stop, outputs=status, api_name="textedit_stop", queue=False)
 
 

@@ -4,13 +4,13 @@ video, raw 16-bit frames, the disparity stack, and a point cloud of any frame in
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import gradio as gr
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
@@ -156,6 +156,10 @@ def build(demo: gr.Blocks) -> None:
                 run = gr.Button("Estimate depth", variant="primary", elem_id="vd-run")
                 stop = gr.Button("Stop", variant="stop", elem_id="vd-stop")
                 resume = gr.Button("Resume stopped run", elem_id="vd-resume")
+            with gr.Row():  # the session is gone after a restart of the server; the run is not
+                run_id = gr.Textbox(label="Run id (to resume a stopped or interrupted run, also after a restart)",
+                                    max_lines=1, scale=3, elem_id="vd-run-id", placeholder="shown when a run starts")
+                resume_id = gr.Button("Resume run by id", scale=1, elem_id="vd-resume-id")
         with gr.Column(scale=5):
             preview = gr.Image(label="Latest frame while it runs (input | depth)", type="numpy", height=160,
                                interactive=False, elem_id="vd-preview")
@@ -189,7 +193,7 @@ def build(demo: gr.Blocks) -> None:
                        noise_v, long_video_v, ".")
         return "**Before you run:** " + service().estimate_run(req, _model(model_id)).summary()
 
-    def _run(req, state, request, progress):
+    def _run(req, state, request, progress, run_id=None):
         estimate_depth, stopped_run = service().estimate_depth, service().stopped_run
         token = CANCELS.start(request, ACTION)
         try:
@@ -200,13 +204,16 @@ def build(demo: gr.Blocks) -> None:
                 else:
                     done = {"request": req, "npz": str(item.npz), "frames": item.frames}
                     return_files = [str(item.video), str(item.png_zip), str(item.npz)]
-                    yield (gr.update(), _result_status(item), str(item.video), return_files,
-                           gr.update(maximum=max(1, item.frames - 1), value=0), _summary(item), done)
+                    yield (gr.update(), _result_status(item) + (f" · run `{run_id}`" if run_id else ""),
+                           str(item.video), return_files, gr.update(maximum=max(1, item.frames - 1), value=0),
+                           {**_summary(item), "run_id": run_id}, done)
         except Cancelled:
             saved = stopped_run(req.out_dir) or {}
-            state = {"stopped": req, "npz": None}
+            state = {"stopped": req, "npz": None, "run_id": run_id}
+            later = (f" (run id `{run_id}`: after a restart of the server, enter it under *Run id*)" if run_id else "")
             yield (gr.update(), f"Stopped by the user after {saved.get('emitted', 0)} of {saved.get('source', {}).get('frames', '?')} "
-                   "frames; press **Resume stopped run** to continue where it stopped.", *(gr.update(),) * 4, state)
+                   f"frames; press **Resume stopped run** to continue where it stopped{later}.", *(gr.update(),) * 4,
+                   state)
         finally:
             CANCELS.finish(request, ACTION, token)
 
@@ -218,14 +225,12 @@ def build(demo: gr.Blocks) -> None:
         values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v,
                   long_video_v)
         _request(file, *values, ".")  # settings checked before anything is copied
-        out = new_output_dir("videodepth")
-        src = Path(file)
-        # the run keeps its input (resume and point clouds need it), under the uploaded name that messages quote
-        local = out / "input" / src.name
-        local.parent.mkdir()
-        shutil.copyfile(src, local)
-        req = _request(str(local), *values, out / "run")
-        yield from _run(req, state, request, progress)
+        from backends.videodepth.runstore import start_run
+
+        # the run keeps its input (resume and point clouds need it) under the uploaded name that messages quote,
+        # in a run folder that outlives the server, named by the id the status shows (backends.common.runs)
+        run_id, req = start_run(Path(file), lambda local, out: _request(str(local), *values, out))
+        yield from _run(req, state, request, progress, run_id)
 
     @user_errors
     def on_resume(state, request: gr.Request, progress=gr.Progress()):
@@ -234,7 +239,16 @@ def build(demo: gr.Blocks) -> None:
         req = (state or {}).get("stopped")
         if req is None:
             raise InputError("There is no stopped run to resume in this session; press “Estimate depth”.")
-        yield from _run(replace(req, resume=True), state, request, progress)
+        yield from _run(replace(req, resume=True), state, request, progress, (state or {}).get("run_id"))
+
+    @user_errors
+    def on_resume_run(run_id_v, state, request: gr.Request, progress=gr.Progress()):
+        from backends.videodepth.runstore import stopped_request
+
+        if not (run_id_v or "").strip():
+            raise InputError("Enter the id of the run to resume (the status showed it when the run started).")
+        req = stopped_request(run_id_v)
+        yield from _run(req, state, request, progress, run_id_v.strip().lower())
 
     @user_errors
     def on_cloud(frame_v, state):
@@ -255,15 +269,19 @@ def build(demo: gr.Blocks) -> None:
     outs = [preview, status, video, files, frame, summary, run_state]
     example.input(on_example, inputs=example, outputs=source, api_name="videodepth_example",
                   concurrency_id="videodepth-light")
-    gr.on([source.change, *(c.change for c in settings)], on_estimate, inputs=[source, *settings], outputs=estimate,
-          api_name="videodepth_estimate", concurrency_id="videodepth-estimate", concurrency_limit=1,
-          trigger_mode="always_last")
-    run.click(on_run, inputs=[source, *settings, run_state], outputs=outs, api_name="videodepth_run",
-              concurrency_id="gpu")
-    resume.click(on_resume, inputs=run_state, outputs=outs, api_name="videodepth_resume", concurrency_id="gpu")
+    # Progress and errors show on the estimate / status line; a failed action changes nothing else
+    listen([source.change, *(c.change for c in settings)], on_estimate, status=estimate, inputs=[source, *settings],
+           outputs=estimate, keep_status=False, api_name="videodepth_estimate",
+           concurrency_id="videodepth-estimate", concurrency_limit=1, trigger_mode="always_last")
+    listen(run.click, on_run, status=status, inputs=[source, *settings, run_state], outputs=outs,
+           api_name="videodepth_run", concurrency_id="gpu")
+    listen(resume.click, on_resume, status=status, inputs=run_state, outputs=outs, api_name="videodepth_resume",
+           concurrency_id="gpu")
+    resume_id.click(on_resume_run, inputs=[run_id, run_state], outputs=outs, api_name="videodepth_resume_run",
+                    concurrency_id="gpu")
     stop.click(on_stop, outputs=status, api_name="videodepth_stop", queue=False)
-    cloud_btn.click(on_cloud, inputs=[frame, run_state], outputs=[viewer, files], api_name="videodepth_point_cloud",
-                    concurrency_id="videodepth-light")
+    listen(cloud_btn.click, on_cloud, status=status, inputs=[frame, run_state], outputs=[viewer, files],
+           api_name="videodepth_point_cloud", concurrency_id="videodepth-light")
 
 
 TAB = TabSpec(name="videodepth", title="Video Depth", build=build)
