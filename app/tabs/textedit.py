@@ -352,8 +352,7 @@ def build(demo: gr.Blocks) -> None:
                               learning_rate=float(lr_v or 1e-4), batch_size=int(batch_v), eval_words=int(words_v),
                               **common(model_v, template_v, seed_v, steps_v))
         yield "Fine-tuning…", gr.update(), gr.update(), gr.update()
-        for kind, item in run(lambda t: finetune(req, t)
-, request, "Fine-tune", progress, None, preview_out=False):
+        for kind, item in run(lambda t: finetune(req, t), request, "Fine-tune", progress, None, preview_out=False):
             if kind == "stopped":
                 yield item, gr.update(), gr.update(), gr.update()
             elif kind == "result":
