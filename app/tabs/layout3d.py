@@ -472,7 +472,6 @@ def build(demo: gr.Blocks) -> None:
     listen(confirm_btn.click, on_back, status=status, inputs=[back_idx, show_masks],
            outputs=[layout_json, image, history, status, summary, files, confirm_box],
            api_name="layout3d_go_back", concurrency_id="layout3d-edit")
-
     cancel_btn.click(lambda: gr.update(visible=False), outputs=confirm_box, api_visibility="private", queue=False)
     show_masks.change(on_masks, inputs=show_masks, outputs=image, api_name="layout3d_masks",
                       concurrency_id="layout3d-edit", show_progress="hidden")
