@@ -113,7 +113,9 @@ def edit(request: EditRequest, cancel: CancelToken | None = None) -> Iterator[Pr
 
     result = yield from service.stream_action(work, cancel)
     original, edited, swap, patched = result
-    note = f"Layers {', '.join(layers)} took the K/V of “{request.new_text}” from step {request.start_step} on."
+    preset = {layer.name for layer in pipe.resolve_layers(request.preset.edit_layers)}
+    which = "The model's preset layers" if set(layers) == preset else "The chosen layers"
+    note = f"{which} {', '.join(layers)} took the K/V of “{request.new_text}” from step {request.start_step} on."
     if not patched:
         note = f"Nothing was patched: the start step {request.start_step} is not before the last step."
     outside = None

@@ -118,6 +118,52 @@ def denoiser_of(pipe):
     return getattr(pipe, "denoiser", None) or pipe.unet
 
 
+@dataclass
+class LayerSet:
+    """A set of text layers that Edit, Protect and Fine-tune can patch, with its parameter share.
+
+    The preset and a Localize result are offered side by side: a scan on one pair may pick fewer
+    layers than the preset (on the embedded model its single best layer edits 1 of 10 held-out pairs,
+    the preset's three 10 of 10), so a scan never replaces the preset by itself.
+    """
+
+    source: str  # "preset" or "localized"
+    layers: list[str]
+    share: float  # their text K/V projections, of the denoiser's parameters (the paper's count)
+    module_share: float  # their whole attention modules
+    model: str
+
+    def label(self) -> str:
+        """How a person picks it: which set, how many layers, their share."""
+        what = {"preset": "the model's preset", "localized": "the last Localize scan's"}.get(self.source, self.source)
+        return (f"{what} layers ({len(self.layers)}: {', '.join(short_name(n) for n in self.layers)}; "
+                f"{100 * self.share:.2f}% of the parameters)")
+
+
+def short_name(name: str) -> str:
+    """``down_blocks.1.attentions.0.transformer_blocks.0.attn2`` → ``down_blocks.1…attn2`` (labels stay short)."""
+    parts = name.split(".")
+    return name if len(parts) <= 3 else f"{parts[0]}.{parts[1]}…{parts[-1]}"
+
+
+def layer_set(model: str, layers: list[str] | None = None, source: str = "preset") -> LayerSet:
+    """The layers (the model's preset when ``layers`` is None) resolved on the loaded model, with their share.
+
+    ``InputError`` when the model has no preset layers yet (run Localize) or a name is unknown.
+    """
+    from .models import PRESETS
+    from .service import rules_for
+
+    rules_for(model)
+    names = list(layers) if layers is not None else list(PRESETS[model].edit_layers)
+    if not names:
+        raise InputError("This model's text layers are not known yet: run Localize first, or name the layers.")
+    pipe, _, _ = service.load_pipeline(model)
+    found = pipe.resolve_layers(names)
+    share, module_share = parameter_shares(found, sum(p.numel() for p in denoiser_of(pipe).parameters()))
+    return LayerSet(source, [layer.name for layer in found], share, module_share, model)
+
+
 def choose(scores: list[LayerScore], top_k: int | None) -> list[str]:
     ranked = sorted(scores, key=lambda s: (-s.f1_b, s.index))
     if top_k:

@@ -63,6 +63,29 @@ def test_unknown_layer_names_are_clear_and_the_session_survives(tiny_model):
     assert run_to_result(generate(GenerateRequest(text="cat", **FAST))).image.shape == (8, 32, 3)
 
 
+def test_layer_sets_are_offered_with_their_share_and_edit_says_which_it_used(tiny_model):
+    """Localize offers its layers beside the preset; Edit without layers goes through the preset and says so."""
+    from backends.textedit.localize import layer_set
+
+    preset = layer_set("textedit-embedded")
+    total = sum(p.numel() for p in tiny_model.unet.parameters())
+    by_name = {layer.name: layer for layer in tiny_model.layers}
+    assert preset.source == "preset" and preset.layers == list(PRESETS["textedit-embedded"].edit_layers)
+    assert preset.share == pytest.approx(sum(by_name[n].text_kv_params for n in preset.layers) / total)
+    assert "the model's preset layers (3: " in preset.label() and f"{100 * preset.share:.2f}%" in preset.label()
+    one = layer_set("textedit-embedded", [tiny_model.layers[0].name], source="localized")
+    assert one.layers == [tiny_model.layers[0].name] and one.share < preset.share
+    assert "the last Localize scan's layers (1: " in one.label()
+    with pytest.raises(InputError, match="Unknown layer"):
+        layer_set("textedit-embedded", ["up_blocks.7.attn2"])
+
+    steps = dict(FAST, num_inference_steps=6)  # past the preset's start step 4: something is patched
+    through_preset = run_to_result(edit(EditRequest(text="cat", new_text="dog", **steps)))
+    assert through_preset.note.startswith("The model's preset layers ")
+    chosen = run_to_result(edit(EditRequest(text="cat", new_text="dog", layers=one.layers, **steps)))
+    assert chosen.note.startswith("The chosen layers ") and chosen.layers == one.layers
+
+
 def test_localize_scores_every_layer_and_head(tiny_model):
     events, r = events_and_result(localize(LocalizeRequest(text="cat", new_text="dog", per_head=True, **FAST)))
     names = [layer.name for layer in tiny_model.layers]
