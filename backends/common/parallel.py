@@ -12,35 +12,55 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import InputError
+from .progress import check_cancelled
 
 
 def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], ray_address: str | None = None,
               workers: int = 1, on_done: Callable[[int, int], None] | None = None) -> list:
     """``[fn(t) for t in tasks]``, in order, wherever it runs. ``on_done(done, total)`` is called as results
-    come in (for progress); if it raises (a cancel), tasks not yet started are dropped and it propagates."""
+    come in (for progress); if it raises (a cancel), tasks not yet started are dropped and it propagates.
+    A Stop of the work this runs for (``progress.check_cancelled``) is seen within 0.1 s while waiting
+    for worker processes or Ray tasks: the processes are killed, the tasks cancelled."""
     tasks = list(tasks)
     done = on_done or (lambda k, n: None)
     if ray_address:
         return _ray_map(fn, tasks, ray_address, done)
     if workers > 1 and len(tasks) > 1:
         import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, wait
 
         pool = ProcessPoolExecutor(min(workers, len(tasks)), mp_context=mp.get_context("spawn"))
+        finished = False
         try:
             futures = [pool.submit(fn, t) for t in tasks]
             results = []
             for future in futures:
+                while not wait([future], timeout=0.1).done:
+                    check_cancelled()
                 results.append(future.result())
                 done(len(results), len(tasks))
+            finished = True
             return results
         finally:
+            if not finished:
+                _kill_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
     results = []
     for t in tasks:
         results.append(fn(t))
         done(len(results), len(tasks))
     return results
+
+
+def _kill_workers(pool) -> None:
+    """End a process pool's workers now (a stopped job's games must not run on): Python 3.14's
+    ``kill_workers``, else the pool's process table."""
+    kill = getattr(pool, "kill_workers", None)
+    if kill is not None:
+        kill()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.kill()
 
 
 def _ray_map(fn, tasks: list, address: str, done: Callable[[int, int], None]) -> list:
@@ -62,10 +82,12 @@ def _ray_map(fn, tasks: list, address: str, done: Callable[[int, int], None]) ->
     results = []
     try:
         for ref in refs:
+            while not ray.wait([ref], timeout=0.1)[0]:
+                check_cancelled()
             results.append(ray.get(ref))
             done(len(results), len(tasks))
     except BaseException:
         for ref in refs[len(results):]:
-            ray.cancel(ref)
+            ray.cancel(ref, force=True)
         raise
     return results

@@ -5,10 +5,16 @@ and, last, its typed result. It checks a :class:`CancelToken` between steps, so 
 CLI's Ctrl-C, or a test — really stops it. The app maps events to ``gr.Progress`` and previews; the
 CLI prints them; tests just iterate. Work that reports through a callback instead (a diffusers
 pipeline's ``callback_on_step_end``) becomes such a generator with :func:`stream_reports`.
+
+Code deep below a worker (an LLM's token loop, a search's simulations, a sandbox call) checks the
+token of the work it runs for with :func:`check_cancelled`, without a token passed down every call:
+:func:`stream_reports` and :func:`cancel_scope` make it the current one (a context variable).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -22,11 +28,13 @@ ProgressFn = Callable[[float, str], None]
 
 
 class CancelToken:
-    """A flag set by the user's Stop, read by the worker between steps."""
+    """A flag set by the user's Stop, read by the worker between steps. A token made with a ``parent``
+    is cancelled when the parent is (a job's own stop, e.g. its consumer going away, beside the user's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: CancelToken | None = None) -> None:
         self._event = threading.Event()
         self.reason = ""
+        self.parent = parent
 
     def cancel(self, reason: str = "stopped by the user") -> None:
         self.reason = reason
@@ -34,11 +42,57 @@ class CancelToken:
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or (self.parent is not None and self.parent.cancelled)
 
     def raise_if_cancelled(self) -> None:
         if self._event.is_set():
             raise Cancelled(self.reason or "cancelled")
+        if self.parent is not None:
+            self.parent.raise_if_cancelled()
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to ``timeout`` seconds, waking early on cancel; whether it is cancelled."""
+        if self.parent is None:
+            return self._event.wait(timeout)
+        deadline = _now() + timeout
+        while not self.cancelled and _now() < deadline:
+            self._event.wait(min(0.05, max(0.0, deadline - _now())))
+        return self.cancelled
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+_CURRENT: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("cancel_token", default=None)
+
+
+def current_token() -> CancelToken | None:
+    """The token of the work this code runs for (set by :func:`stream_reports` / :func:`cancel_scope`)."""
+    return _CURRENT.get()
+
+
+def check_cancelled() -> None:
+    """Raise :class:`Cancelled` if the current work was stopped: the check for inner loops (tokens of an
+    LLM, simulations of a search, calls into a sandbox) that know no token of their own. Costs a lookup."""
+    token = _CURRENT.get()
+    if token is not None:
+        token.raise_if_cancelled()
+
+
+@contextlib.contextmanager
+def cancel_scope(token: CancelToken | None) -> Iterator[CancelToken | None]:
+    """Make ``token`` the current one inside the block (for :func:`check_cancelled` below it)."""
+    if token is None:
+        yield None
+        return
+    reset = _CURRENT.set(token)
+    try:
+        yield token
+    finally:
+        _CURRENT.reset(reset)
 
 
 @dataclass
@@ -94,14 +148,17 @@ def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = Non
     This is how a diffusers pipeline, which reports through ``callback_on_step_end`` rather than by
     yielding, streams previews (the same pattern as transformers' ``TextIteratorStreamer``).
     ``report`` raises :class:`Cancelled` once ``cancel`` is set — or once the consumer stops
-    iterating — so the work stops at its next report, i.e. within a step; it waits while the
-    consumer is two events behind. Exceptions of the work are re-raised in the consumer.
+    iterating (closed, e.g. by a client that went away) — so the work stops at its next report, i.e.
+    within a step; it waits while the consumer is two events behind. The work runs with a token of its
+    own (child of ``cancel``) as the current one, so :func:`check_cancelled` deeper down stops it too.
+    The consumer, once told to stop, waits for the worker to end: no work outlives its job.
+    Exceptions of the work are re-raised in the consumer.
     """
     events: queue.Queue = queue.Queue(maxsize=2)
-    closed = threading.Event()
+    token = CancelToken(parent=cancel)
 
     def put(item) -> bool:
-        while not closed.is_set():
+        while not token._event.is_set():
             try:
                 events.put(item, timeout=0.05)
                 return True
@@ -110,18 +167,19 @@ def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = Non
         return False
 
     def report(event: ProgressEvent) -> None:
-        if cancel is not None:
-            cancel.raise_if_cancelled()
+        token.raise_if_cancelled()
         if not put(("event", event)):
             raise Cancelled("the consumer stopped listening")
 
     def run() -> None:
-        try:
-            put(("result", work(report)))
-        except BaseException as e:  # noqa: BLE001 — handed to the consumer, which re-raises it
-            put(("error", e))
+        with cancel_scope(token):
+            try:
+                put(("result", work(report)))
+            except BaseException as e:  # noqa: BLE001 — handed to the consumer, which re-raises it
+                put(("error", e))
 
-    worker = threading.Thread(target=run, name="stream-reports", daemon=True)
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="stream-reports",
+                              daemon=True)
     worker.start()
     try:
         while True:
@@ -132,5 +190,6 @@ def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = Non
             if kind == "result":
                 return
     finally:
-        closed.set()
+        if not token._event.is_set():
+            token.cancel("the consumer stopped listening")
         worker.join()

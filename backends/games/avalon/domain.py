@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.progress import check_cancelled
 from backends.games.avalon.agents import RuleAgent, play_avalon
 from backends.games.avalon.dialogue import DEFAULT_GUIDES, LLMSpeaker, accusations, valid_guides
 from backends.games.avalon.game import AvalonConfig, AvalonGame
@@ -134,6 +135,7 @@ def heuristic_feedback(strategy, settings: AvalonEvalSettings, seed: int = 0, ga
                 action, seats = game.pending()
                 seat = seats[0]
                 if game.side(seat) == "good" and action in ("propose", "vote"):
+                    check_cancelled()
                     st = state_dict(game)
                     (good, _), extra = heuristic([st])[0]
                     est = np.mean([play_avalon(copy_game(game), {i: RuleAgent(int(rng.integers(2**31)) + i)

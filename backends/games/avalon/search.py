@@ -28,6 +28,7 @@ from itertools import combinations, permutations
 
 import numpy as np
 
+from backends.common.progress import check_cancelled
 from backends.games.avalon.agents import RuleAgent, play_avalon
 from backends.games.avalon.dialogue import accusations
 from backends.games.avalon.game import AvalonConfig, AvalonGame, is_good
@@ -190,6 +191,7 @@ class SearchAgent(RuleAgent):
         me, side = view["seat"], view["side"]
         leaves: list[tuple[int, AvalonGame]] = []
         for k in idx:
+            check_cancelled()  # a Stop of the work this search runs for ends it between two worlds
             roles = worlds[k]
             base = determinize(view, roles)
             seed = int(self.rng.integers(1 << 30))  # common random numbers: every candidate meets the same rollouts

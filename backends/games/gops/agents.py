@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from backends.common.progress import check_cancelled
 from backends.games.gops import search as gs
 from backends.games.gops.game import GopsState
 from backends.games.gops.opponent import OpponentModel
@@ -142,6 +143,7 @@ class MCTSAgent(Agent):
         pend = _Pending(chunk, n)
         sims = 0
         while True:
+            check_cancelled()  # a Stop of the work this search runs for ends it between two batches
             k = min(chunk, limit - sims, tree.capacity - int(tree.count[0]))  # each simulation adds ≤ 1 node
             if k <= 0 or sims and self.seconds is not None and time.perf_counter() - start >= self.seconds:
                 break

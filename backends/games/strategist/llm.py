@@ -27,6 +27,7 @@ from typing import Protocol
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import BUILD_LOCK, check_built
+from backends.common.progress import check_cancelled, current_token
 from backends.common.settings import Settings, get_settings
 
 
@@ -63,22 +64,94 @@ class OpenAICompatibleLLM:
         self.name = f"{model} @ {self.base_url}"
 
     def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
+        """One chat completion, streamed (``"stream": true``) so a Stop of the work it runs for ends it
+        between two chunks: the connection is closed and the endpoint stops generating. An endpoint that
+        answers with one JSON body instead of a stream is read as such."""
         import httpx
 
-        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
+        check_cancelled()
+        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature,
+                "stream": True}
         if seed is not None:
             body["seed"] = seed
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            r = httpx.post(f"{self.base_url}/chat/completions", json=body, headers=headers, timeout=self.timeout)
-            r.raise_for_status()
-            text = r.json()["choices"][0]["message"]["content"]
+            with httpx.Client(timeout=self.timeout) as client, _closed_on_cancel(client), client.stream(
+                    "POST", f"{self.base_url}/chat/completions", json=body, headers=headers) as r:
+                if r.is_error:
+                    r.read()
+                r.raise_for_status()
+                text = _read_completion(r)
         except httpx.HTTPStatusError as e:
             raise LLMError(f"The LLM endpoint {self.base_url} answered {e.response.status_code}: "
                            f"{e.response.text[:300]}") from None
-        except (httpx.HTTPError, KeyError, IndexError, ValueError) as e:
+        except (httpx.HTTPError, KeyError, IndexError, ValueError, TypeError, OSError) as e:
+            check_cancelled()  # a Stop closed the connection under the read: that is a stop, not a failure
             raise LLMError(f"The LLM endpoint {self.base_url} failed: {e.__class__.__name__}: {e}") from None
-        return LLMReply(str(text or ""), self.model)
+        check_cancelled()  # a Stop may end the stream early: a cut-off answer is never returned (nor cached)
+        return LLMReply(text, self.model)
+
+
+def _read_completion(r) -> str:
+    """The reply's text from a streamed (server-sent events) or a plain JSON answer, checking for a Stop
+    between chunks."""
+    if not r.headers.get("content-type", "").startswith("text/event-stream"):
+        chunks = []
+        for chunk in r.iter_bytes():
+            check_cancelled()
+            chunks.append(chunk)
+        return str(json.loads(b"".join(chunks))["choices"][0]["message"]["content"] or "")
+    parts = []
+    for line in r.iter_lines():
+        check_cancelled()
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            break
+        choice = (json.loads(data).get("choices") or [{}])[0]
+        parts.append((choice.get("delta") or choice.get("message") or {}).get("content") or "")
+    return "".join(parts)
+
+
+class _closed_on_cancel:
+    """While the block runs, a watcher closes the client's connections as soon as the current work is
+    stopped: a read blocked on a slow endpoint (no chunk yet) is woken then, not at the next chunk."""
+
+    def __init__(self, client):
+        self.client, self.token, self.done = client, current_token(), threading.Event()
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.05):
+            if self.token.cancelled:
+                _shutdown_sockets(self.client)
+                return
+
+    def __enter__(self):
+        if self.token is not None:
+            self.thread = threading.Thread(target=self._watch, name="llm-cancel-watch", daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        if self.token is not None:
+            self.thread.join()
+
+
+def _shutdown_sockets(client) -> None:
+    """Shut the client's open sockets down (wakes a thread blocked reading them; closing alone may not)."""
+    import socket
+
+    pool = getattr(client._transport, "_pool", None)
+    for conn in list(getattr(pool, "connections", []) or []):
+        stream = getattr(getattr(conn, "_connection", None), "_network_stream", None)
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 class LocalGGUFLLM:
@@ -110,10 +183,23 @@ class LocalGGUFLLM:
         kwargs = {"max_new_tokens": int(max_tokens), "do_sample": temperature > 0, "pad_token_id": tok.eos_token_id}
         if temperature > 0:
             kwargs["temperature"] = float(temperature)
+        token = current_token()
+        if token is not None:  # a Stop ends the generation between two tokens
+            from transformers import StoppingCriteria, StoppingCriteriaList
+
+            class _Stopped(StoppingCriteria):
+                def __call__(self, input_ids, scores, **kw):
+                    return torch.full((input_ids.shape[0],), token.cancelled, dtype=torch.bool)
+
+            kwargs["stopping_criteria"] = StoppingCriteriaList([_Stopped()])
+        check_cancelled()
         with lock, torch.no_grad():
+            check_cancelled()
             if seed is not None:
                 torch.manual_seed(int(seed))
             out = model.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
+        if token is not None:
+            token.raise_if_cancelled()  # a cut-off answer is never returned (nor cached)
         return LLMReply(tok.decode(out[0][ids.shape[1]:], skip_special_tokens=True).strip(), self.name)
 
 

@@ -21,8 +21,11 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from backends.common.progress import check_cancelled, current_token
 
 ENTRY = "evaluate_state"
 WORKER = Path(__file__).with_name("sandbox_worker.py")
@@ -140,12 +143,19 @@ class SandboxedFunction:
 
     def _roundtrip(self, message: dict, timeout: float) -> dict:
         """Send one request line and wait (``select``, no helper thread: this runs per batch of leaves)
-        up to ``timeout`` seconds for the reply line; a worker that overruns is killed."""
+        up to ``timeout`` seconds for the reply line; a worker that overruns is killed, and so is one
+        whose work is stopped meanwhile (``check_cancelled``, every 0.1 s: Stop ends a slow strategy)."""
         proc = self._proc
         try:
             proc.stdin.write(json.dumps(message) + "\n")
             proc.stdin.flush()
-            ready, _, _ = select.select([proc.stdout], [], [], timeout)
+            deadline = time.monotonic() + timeout
+            while not (ready := select.select([proc.stdout], [], [], min(0.1, timeout))[0]):
+                if current_token() is not None and current_token().cancelled:
+                    self.close()
+                    check_cancelled()
+                if time.monotonic() >= deadline:
+                    break
             if not ready:
                 self.close()
                 raise SandboxError(f"the strategy took longer than {timeout:g} s and was stopped")

@@ -110,3 +110,39 @@ def test_stream_reports_stops_the_work_at_its_next_report_and_re_raises_its_erro
 
     with pytest.raises(ValueError, match="bad input"):
         list(stream_reports(broken))
+
+
+def test_a_consumer_that_goes_away_stops_the_work_deep_inside_and_waits_for_it():
+    """A job whose consumer is closed (a client gone) stops its worker where it checks, not at its next
+    report, and the consumer returns only once the worker has ended."""
+    import time
+
+    from backends.common.progress import check_cancelled, stream_reports
+
+    ended = threading.Event()
+
+    def work(report):
+        report(ProgressEvent(0.1, "started"))
+        try:
+            while True:  # a long inner loop that reports nothing and only checks
+                check_cancelled()
+                time.sleep(0.01)
+        finally:
+            ended.set()
+
+    gen = stream_reports(work)
+    assert next(gen).message == "started"
+    t0 = time.monotonic()
+    gen.close()
+    assert ended.is_set() and time.monotonic() - t0 < 2
+    assert not [t for t in threading.enumerate() if t.name == "stream-reports"]
+
+
+def test_a_child_token_is_cancelled_with_its_parent_and_reports_the_parents_reason():
+    parent = CancelToken()
+    child = CancelToken(parent=parent)
+    assert not child.cancelled and not child.wait(0.01)
+    parent.cancel("stopped: the session ended")
+    assert child.cancelled and child.wait(5)
+    with pytest.raises(Cancelled, match="the session ended"):
+        child.raise_if_cancelled()
