@@ -194,6 +194,9 @@ def build(demo: gr.Blocks) -> None:
         return "**Before you run:** " + service().estimate_run(req, _model(model_id)).summary()
 
     def _run(req, state, request, progress, run_id=None):
+        if run_id:  # shown first: the id outlives this page and the server
+            yield gr.update(), f"Run `{run_id}` (its id resumes it, also after a restart) · running…", \
+                *(gr.update(),) * 4, state
         estimate_depth, stopped_run = service().estimate_depth, service().stopped_run
         token = CANCELS.start(request, ACTION)
         try:
@@ -225,12 +228,16 @@ def build(demo: gr.Blocks) -> None:
         values = (model_id, max_side_v, steps_v, stride_v, max_frames_v, cmap_v, baseline_v, seed_v, noise_v,
                   long_video_v)
         _request(file, *values, ".")  # settings checked before anything is copied
-        from backends.videodepth.runstore import start_run
+        from backends.videodepth.runstore import discard_unstarted, start_run
 
         # the run keeps its input (resume and point clouds need it) under the uploaded name that messages quote,
         # in a run folder that outlives the server, named by the id the status shows (backends.common.runs)
         run_id, req = start_run(Path(file), lambda local, out: _request(str(local), *values, out))
-        yield from _run(req, state, request, progress, run_id)
+        try:
+            yield from _run(req, state, request, progress, run_id)
+        except InputError:
+            discard_unstarted(run_id)  # a refused input is no run to keep
+            raise
 
     @user_errors
     def on_resume(state, request: gr.Request, progress=gr.Progress()):
@@ -277,8 +284,8 @@ def build(demo: gr.Blocks) -> None:
            api_name="videodepth_run", concurrency_id="gpu")
     listen(resume.click, on_resume, status=status, inputs=run_state, outputs=outs, api_name="videodepth_resume",
            concurrency_id="gpu")
-    resume_id.click(on_resume_run, inputs=[run_id, run_state], outputs=outs, api_name="videodepth_resume_run",
-                    concurrency_id="gpu")
+    listen(resume_id.click, on_resume_run, status=status, inputs=[run_id, run_state], outputs=outs,
+           api_name="videodepth_resume_run", concurrency_id="gpu")
     stop.click(on_stop, outputs=status, api_name="videodepth_stop", queue=False)
     listen(cloud_btn.click, on_cloud, status=status, inputs=[frame, run_state], outputs=[viewer, files],
            api_name="videodepth_point_cloud", concurrency_id="videodepth-light")

@@ -32,6 +32,13 @@ def start_run(upload: Path, make_request) -> tuple[str, VideoDepthRequest]:
     return run_id, request
 
 
+def discard_unstarted(run_id: str) -> None:
+    """Delete run ``run_id`` if it never saved any state (its input was refused): nothing to resume."""
+    folder, _ = runs.open_run(CAPABILITY, run_id)
+    if not (folder / "run" / "resume.json").exists() and not (folder / "run" / "disparity.npz").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def stopped_request(run_id: str) -> VideoDepthRequest:
     """The request of the stopped (or interrupted) run ``run_id``, set to resume, or a clear InputError."""
     folder, data = runs.open_run(CAPABILITY, run_id)
