@@ -13,7 +13,14 @@ import logging
 
 import gradio as gr
 
-from backends.common.errors import Cancelled, DiskFullError, InputError, ModelCorruptError, ModelMissingError
+from backends.common.errors import (
+    Cancelled,
+    DiskFullError,
+    DownloadError,
+    InputError,
+    ModelCorruptError,
+    ModelMissingError,
+)
 from backends.common.redact import redact_paths
 
 from .warmup import wait_for_imports
@@ -30,6 +37,8 @@ def as_gr_error(exc: BaseException) -> gr.Error:
         return gr.Error(text.replace("\n", "<br>"), title="Model not available")
     if isinstance(exc, Cancelled):
         return gr.Error(f"Stopped: {text}", title="Stopped")
+    if isinstance(exc, DownloadError):
+        return gr.Error(text, title="Download failed")
     if isinstance(exc, DiskFullError):
         return gr.Error(text, title="Not enough disk space")
     log.exception("unexpected error in a handler", exc_info=exc)

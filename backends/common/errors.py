@@ -55,3 +55,13 @@ class DiskFullError(StudioError):
         self.free_mb = free_mb
         super().__init__(f"Not enough disk space to write {name}: free {free_mb:.0f} MB. Free some space and run "
                          "again; earlier results are kept.")
+
+
+class DownloadError(StudioError):
+    """A model could not be downloaded. ``kind`` says why (gated, auth, not-found, network, disk, offline,
+    failed) and the message says what to do; it is never reported as "missing"."""
+
+    def __init__(self, model_id: str, kind: str, message: str):
+        self.model_id = model_id
+        self.kind = kind
+        super().__init__(f"Cannot download '{model_id}': {message}")

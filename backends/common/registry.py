@@ -67,8 +67,10 @@ class ModelSpec:
                     f"run `make setup` again to restore it.")
         if self.source == "hf":
             target = settings.models_dir / self.location
-            return (f"on a machine with internet, run `hf download {self.location} --local-dir {target}` "
-                    f"(or set ICLR25_OFFLINE=0 to let the suite download it on first use).")
+            return (f"on a machine with internet, run `iclr25-studio models download {self.id}` (or press "
+                    f"Download beside it in the System tab): it fetches its {len(self.files)} files, weights "
+                    f"included, from https://huggingface.co/{self.location}; or "
+                    f"`hf download {self.location} {' '.join(self.files)} --local-dir {target}`.")
         return f"place the files {list(self.files)} in {self.location}."
 
 
@@ -189,27 +191,31 @@ def _has_files(path: Path, files: tuple[str, ...]) -> bool:
 
 
 def _hf_cache_lookup(spec: ModelSpec, settings: Settings, searched: list[str]) -> ResolvedModel | None:
+    """The Hugging Face cache (``hf download`` without ``--local-dir``), and, when downloads are allowed, the Hub.
+
+    Present means every file of the spec, weights included; a download goes through
+    :func:`backends.common.download.download` and its errors (gated, auth, 404, network, disk) propagate as
+    :class:`~backends.common.download.DownloadError`, never as "missing".
+    """
     if spec.source != "hf":
         return None
     from huggingface_hub import constants, snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     searched.append(f"{constants.HF_HUB_CACHE} (Hugging Face cache)")
-    patterns = list(spec.files) or None
     try:
-        path = Path(snapshot_download(spec.location, allow_patterns=patterns, local_files_only=True))
+        path = Path(snapshot_download(spec.location, allow_patterns=list(spec.files) or None, local_files_only=True))
         if _has_files(path, spec.files):
             return ResolvedModel(spec, path, "Hugging Face cache")
     except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
         pass
     if settings.offline:
         return None
-    searched.append(f"huggingface.co/{spec.location} (download)")
-    try:
-        path = Path(snapshot_download(spec.location, allow_patterns=patterns))
-    except Exception:  # network, auth, gated repo: all mean "not available here"
-        return None
-    return ResolvedModel(spec, path, "downloaded") if _has_files(path, spec.files) else None
+    from .download import download
+    from .progress import run_to_result
+
+    result = run_to_result(download(spec, settings=settings))
+    return ResolvedModel(spec, result.folder, "downloaded")
 
 
 # --- checksums -------------------------------------------------------------------------------------

@@ -2,8 +2,14 @@
 
 from backends.common.registry import ModelSpec
 
-_SD_FILES = ("model_index.json", "unet/config.json", "vae/config.json", "text_encoder/config.json",
-             "tokenizer/vocab.json", "scheduler/scheduler_config.json")
+# Every file load_sd_controlnet reads (diffusers' repo layout of each component; weights as safetensors),
+# so a download fetches them all and a folder with only the configs does not count as present.
+_SD_FILES = ("model_index.json", "scheduler/scheduler_config.json",
+             "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+             "vae/config.json", "vae/diffusion_pytorch_model.safetensors",
+             "text_encoder/config.json", "text_encoder/model.safetensors",
+             "tokenizer/merges.txt", "tokenizer/special_tokens_map.json", "tokenizer/tokenizer_config.json",
+             "tokenizer/vocab.json")
 
 SPECS = [
     ModelSpec(
@@ -43,7 +49,7 @@ SPECS = [
     ),
     ModelSpec(
         id="controlnet-sd15-depth", capability="layout3d", kind="controlnet", source="hf",
-        location="lllyasviel/control_v11f1p_sd15_depth", files=("config.json",),
+        location="lllyasviel/control_v11f1p_sd15_depth", files=("config.json", "diffusion_pytorch_model.safetensors"),
         license="OpenRAIL", size_mb=1380,
         description="ControlNet v1.1 depth for SD 1.5, the depth condition of Build-A-Scene.",
     ),

@@ -9,6 +9,15 @@ from dataclasses import dataclass
 
 from backends.common.registry import ModelSpec
 
+
+def _clip_tokenizer(folder: str) -> tuple[str, ...]:
+    """The files of a CLIP BPE tokenizer folder in diffusers' repos (what CLIPTokenizer reads)."""
+    return tuple(f"{folder}/{name}" for name in ("merges.txt", "special_tokens_map.json", "tokenizer_config.json",
+                                                  "vocab.json"))
+
+
+# The published pipelines list every file their DiffusionPipeline.from_pretrained reads (weights included, as
+# safetensors), so a download fetches them all and a folder of bare configs does not count as present.
 SPECS = [
     ModelSpec(
         id="textedit-embedded", capability="textedit", kind="textedit-embedded", source="embedded",
@@ -46,21 +55,40 @@ SPECS = [
     ModelSpec(
         id="sdxl-base", capability="textedit", kind="diffusers-pipeline", source="hf",
         location="stabilityai/stable-diffusion-xl-base-1.0",
-        files=("model_index.json", "unet/config.json", "vae/config.json", "scheduler/scheduler_config.json"),
+        files=("model_index.json", "scheduler/scheduler_config.json",
+               "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+               "vae/config.json", "vae/diffusion_pytorch_model.safetensors",
+               "text_encoder/config.json", "text_encoder/model.safetensors",
+               "text_encoder_2/config.json", "text_encoder_2/model.safetensors",
+               *_clip_tokenizer("tokenizer"), *_clip_tokenizer("tokenizer_2")),
         license="CreativeML OpenRAIL++-M",
         description="SDXL base 1.0; its text layers are up_blocks.0.attentions.2.transformer_blocks.{1,2,3}.attn2.",
     ),
     ModelSpec(
         id="sd3-medium", capability="textedit", kind="diffusers-pipeline", source="hf",
         location="stabilityai/stable-diffusion-3-medium-diffusers",
-        files=("model_index.json", "transformer/config.json", "vae/config.json", "scheduler/scheduler_config.json"),
+        files=("model_index.json", "scheduler/scheduler_config.json",
+               "transformer/config.json", "transformer/diffusion_pytorch_model.safetensors",
+               "vae/config.json", "vae/diffusion_pytorch_model.safetensors",
+               "text_encoder/config.json", "text_encoder/model.safetensors",
+               "text_encoder_2/config.json", "text_encoder_2/model.safetensors",
+               "text_encoder_3/config.json", "text_encoder_3/model.safetensors.index.json",
+               "text_encoder_3/model-00001-of-00002.safetensors", "text_encoder_3/model-00002-of-00002.safetensors",
+               *_clip_tokenizer("tokenizer"), *_clip_tokenizer("tokenizer_2"),
+               "tokenizer_3/special_tokens_map.json", "tokenizer_3/spiece.model", "tokenizer_3/tokenizer.json",
+               "tokenizer_3/tokenizer_config.json"),
         license="Stability AI Community License (gated)",
         description="Stable Diffusion 3 medium (28 steps, CFG 7.0), joint-attention text layers.",
     ),
     ModelSpec(
         id="if-stage1", capability="textedit", kind="diffusers-pipeline", source="hf",
         location="DeepFloyd/IF-I-XL-v1.0",
-        files=("model_index.json", "unet/config.json", "text_encoder/config.json", "scheduler/scheduler_config.json"),
+        files=("model_index.json", "scheduler/scheduler_config.json",
+               "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+               "text_encoder/config.json", "text_encoder/model.safetensors.index.json",
+               "text_encoder/model-00001-of-00002.safetensors", "text_encoder/model-00002-of-00002.safetensors",
+               "tokenizer/special_tokens_map.json", "tokenizer/spiece.model", "tokenizer/tokenizer_config.json",
+               "feature_extractor/preprocessor_config.json"),
         license="DeepFloyd IF License (gated)",
         description="DeepFloyd IF stage I (64×64 pixels, 50 steps, CFG 7.0); its text layer is added-K/V attention 17.",
     ),

@@ -33,7 +33,10 @@ SPECS = [
     ModelSpec(
         id="depth-any-video", capability="videodepth", kind="diffusers-components", source="hf",
         location="hhyangcs/depth-any-video",
-        files=("unet/config.json", "unet_interp/config.json", "vae/config.json", "scheduler/scheduler_config.json"),
+        files=("scheduler/scheduler_config.json",
+               "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+               "unet_interp/config.json", "unet_interp/diffusion_pytorch_model.safetensors",
+               "vae/config.json", "vae/diffusion_pytorch_model.safetensors"),
         license="CC BY-NC 4.0",
         description="Depth Any Video: SVD VAE, flow-matching UNet with RoPE, and the key-frame interpolation UNet.",
     ),

@@ -1,0 +1,224 @@
+"""Downloading real models through huggingface_hub's own client, against a small hub on loopback (tests/hubserver).
+
+The repos served have the published layouts (the file lists of the registry's specs) with tiny contents.
+"""
+
+import hashlib
+import os
+import socket
+
+import pytest
+
+from backends.common import download as dl
+from backends.common.errors import Cancelled, DownloadError
+from backends.common.progress import CancelToken, ProgressEvent, run_to_result
+from backends.common.registry import default_registry, model_status
+from backends.common.settings import Settings
+from tests.hubserver import BAD_TOKEN, HubServer, Repo
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    import huggingface_hub.constants as constants
+
+    server = HubServer()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", os.devnull)  # no token stored on this machine is sent
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(assets_dir=tmp_path / "assets", models_dir=tmp_path / "models", offline=True)
+
+
+def published(spec, weight_bytes=150_000) -> Repo:
+    """A repo with every file the spec lists: weights as random-looking bytes, the rest small JSON/text."""
+    files = {}
+    for i, name in enumerate(spec.files):
+        if name.endswith((".safetensors", ".bin", ".model")):
+            files[name] = hashlib.sha256(name.encode()).digest() * (weight_bytes // 32 + i)
+        else:
+            files[name] = f'{{"_name": "{name}"}}'.encode()
+    return Repo(files=files)
+
+
+def run(spec, settings, cancel=None, token=None):
+    events = []
+    result = run_to_result(_collect(dl.download(spec, cancel, settings, token), events))
+    return result, events
+
+
+def _collect(work, events):
+    for item in work:
+        if isinstance(item, ProgressEvent):
+            events.append(item)
+        yield item
+
+
+def test_full_download_of_a_published_layout_is_present_and_checked(hub, settings):
+    spec = default_registry().get("sd15")
+    repo = hub.repos[spec.location] = published(spec)
+    assert model_status(spec, settings).present is False
+
+    result, events = run(spec, settings)
+
+    folder = settings.models_dir / spec.location
+    assert result.folder == folder and sorted(result.files) == sorted(spec.files)
+    for name, data in repo.files.items():
+        assert (folder / name).read_bytes() == data
+    assert events[0].message.startswith("Licence of sd15: CreativeML OpenRAIL-M")
+    total = sum(len(d) for d in repo.files.values())
+    last = [e.preview for e in events if e.preview is not None][-1]
+    assert last.done_bytes == last.total_bytes == total and result.bytes_downloaded == total
+    assert " at " in events[-1].message and "of" in events[-1].message
+    weights = [n for n in spec.files if n.endswith(".safetensors")]
+    assert sorted(result.sha256) == sorted(weights)
+    assert all(result.sha256[n] == hashlib.sha256(repo.files[n]).hexdigest() for n in weights)
+    st = model_status(spec, settings)
+    assert st.present and st.path == folder
+    assert dl.verify_download(folder) == []
+
+    # the published sha256 catches a flipped byte in a weight file
+    unet = folder / "unet/diffusion_pytorch_model.safetensors"
+    data = bytearray(unet.read_bytes())
+    data[1000] ^= 0xFF
+    unet.write_bytes(bytes(data))
+    problems = dl.verify_download(folder)
+    assert len(problems) == 1 and "unet/diffusion_pytorch_model.safetensors" in problems[0]
+
+    # a second run fetches nothing
+    hub.log.clear()
+    unet.write_bytes(repo.files["unet/diffusion_pytorch_model.safetensors"])
+    again, _ = run(spec, settings)
+    assert again.bytes_downloaded == 0 and not [r for r in hub.log if "/resolve/" in r[1]]
+
+
+def test_a_folder_of_configs_only_is_missing(settings):
+    spec = default_registry().get("controlnet-sd15-depth")
+    folder = settings.models_dir / spec.location
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    assert model_status(spec, settings).present is False
+    (folder / "diffusion_pytorch_model.safetensors").write_bytes(b"w")
+    assert model_status(spec, settings).present is True
+
+
+def test_a_connection_dropped_mid_file_resumes_with_a_range_request(hub, settings, monkeypatch):
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 8192)  # the client keeps whole chunks (10 MB by default)
+    spec = default_registry().get("controlnet-sd15-depth")
+    repo = hub.repos[spec.location] = published(spec)
+    name = "diffusion_pytorch_model.safetensors"
+    repo.drop_after[name] = 40_000
+
+    result, _ = run(spec, settings)
+
+    assert hub.ranges(name) == [None, "bytes=32768-"]  # the 4 whole chunks received are kept
+    assert (result.folder / name).read_bytes() == repo.files[name]
+    assert model_status(spec, settings).present
+
+
+def test_stop_mid_file_keeps_no_file_and_the_next_run_resumes_it(hub, settings, monkeypatch):
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 8192)
+    spec = default_registry().get("controlnet-sd15-depth")
+    repo = hub.repos[spec.location] = published(spec)
+    name = "diffusion_pytorch_model.safetensors"
+    repo.pause_after[name] = 32_768
+    token = CancelToken()
+
+    with pytest.raises(Cancelled):
+        for item in dl.download(spec, token, settings):
+            if isinstance(item, ProgressEvent) and item.preview is not None and item.preview.file == name:
+                token.cancel()
+                repo.release.set()
+
+    folder = settings.models_dir / spec.location
+    part = dl.partial_path(folder, name)
+    kept = part.stat().st_size
+    assert 0 < kept < len(repo.files[name])
+    assert not (folder / name).exists() and model_status(spec, settings).present is False
+
+    result, _ = run(spec, settings)
+    assert hub.ranges(name)[-1] == f"bytes={kept}-"
+    assert (folder / name).read_bytes() == repo.files[name] and not part.exists()
+    assert result.bytes_downloaded == len(repo.files[name]) - kept
+
+
+@pytest.mark.parametrize("token, status", [(None, 401), ("hf_someone", 403)])
+def test_a_gated_repo_says_accept_the_licence_and_log_in(hub, settings, token, status):
+    spec = default_registry().get("sd3-medium")
+    repo = hub.repos[spec.location] = published(spec, weight_bytes=64)
+    repo.gated = True
+    with pytest.raises(DownloadError) as info:
+        run(spec, settings, token=token)
+    message = str(info.value)
+    assert info.value.kind == "gated"
+    assert f"accept the licence on https://huggingface.co/{spec.location}" in message and "hf auth login" in message
+    assert "missing" not in message and "Traceback" not in message
+    assert any(m == "HEAD" for m, p, _ in hub.log if "/resolve/" in p)
+    assert not (settings.models_dir / spec.location / "model_index.json").exists()
+
+
+def test_a_wrong_token_says_log_in_again(hub, settings):
+    spec = default_registry().get("controlnet-sd15-depth")
+    hub.repos[spec.location] = published(spec)
+    with pytest.raises(DownloadError) as info:
+        run(spec, settings, token=BAD_TOKEN)
+    assert info.value.kind == "auth" and "hf auth login" in str(info.value) and "refused" in str(info.value)
+
+
+def test_a_repo_or_file_that_is_not_there_is_404_not_missing(hub, settings):
+    spec = default_registry().get("depth-any-video")
+    with pytest.raises(DownloadError) as info:
+        run(spec, settings)
+    assert info.value.kind == "not-found" and f"https://huggingface.co/{spec.location} does not exist" in str(info.value)
+
+    repo = hub.repos[spec.location] = published(spec)
+    del repo.files["unet_interp/diffusion_pytorch_model.safetensors"]
+    with pytest.raises(DownloadError) as info:
+        run(spec, settings)
+    assert info.value.kind == "not-found" and "unet_interp/diffusion_pytorch_model.safetensors" in str(info.value)
+
+
+def test_a_disk_too_small_stops_before_any_byte_with_how_much_to_free(hub, settings, monkeypatch):
+    spec = default_registry().get("controlnet-sd15-depth")
+    repo = hub.repos[spec.location] = published(spec)
+    need = sum(len(d) for d in repo.files.values())
+    usage = type("Usage", (), {"total": 10**12, "used": 0, "free": need - 2**20 // 4})
+    monkeypatch.setattr(dl.shutil, "disk_usage", lambda path: usage)
+    with pytest.raises(DownloadError) as info:
+        run(spec, settings)
+    assert info.value.kind == "disk" and "free 256.0 kB" in str(info.value)
+    assert not [r for r in hub.log if "/resolve/" in r[1]]
+
+
+def test_no_network_is_a_clear_message(monkeypatch, settings):
+    import huggingface_hub.constants as constants
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with pytest.raises(DownloadError) as info:
+        run(default_registry().get("controlnet-sd15-depth"), settings)
+    assert info.value.kind == "network" and "cannot reach the Hugging Face Hub" in str(info.value)
+
+
+def test_resolve_with_downloads_allowed_raises_the_clear_error_not_missing(hub, settings):
+    spec = default_registry().get("loose-control-3dbox")
+    hub.repos[spec.location] = published(spec)
+    hub.repos[spec.location].gated = True
+    online = settings.model_copy(update={"offline": False})
+    with pytest.raises(DownloadError, match="hf auth login"):
+        default_registry().resolve(spec.id, online)
+    hub.repos[spec.location].gated = False
+    found = default_registry().resolve(spec.id, online)
+    assert found.where == "downloaded" and (found.path / "pytorch_lora_weights.safetensors").is_file()
