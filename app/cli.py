@@ -3,6 +3,7 @@
   serve [--host --port --models-dir --device]   start the web app
   models list                                    the registry, with present / missing
   models check [NAME ...]                        verify the embedded defaults (or the named models)
+  models download ID... | --tab TAB | --all      fetch real checkpoints from the Hugging Face Hub
 
 Each capability adds one subcommand for batch work (JSON in, files out) to ``CAPABILITY_COMMANDS``.
 """
@@ -14,7 +15,13 @@ import importlib
 import sys
 from pathlib import Path
 
-from backends.common.errors import DiskFullError, InputError, ModelCorruptError, ModelMissingError
+from backends.common.errors import (
+    DiskFullError,
+    DownloadError,
+    InputError,
+    ModelCorruptError,
+    ModelMissingError,
+)
 from backends.common.settings import configure
 
 # (subcommand, help, module): the module (no gradio) has add_arguments(parser) and run(args) -> exit code.
@@ -49,6 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
     msub.add_parser("list", help="print the registry with present / missing")
     check = msub.add_parser("check", help="verify models are present and intact (default: the embedded ones)")
     check.add_argument("names", nargs="*", help="model ids (default: every embedded default)")
+    download = msub.add_parser(
+        "download", help="download real checkpoints from the Hugging Face Hub (progress, Ctrl-C stops, resumes)",
+        description="Fetch every file a real model's loader reads (weights included) into the models folder, "
+                    "showing the licence first, checking the disk space, printing bytes, rate and time left; "
+                    "run it again to resume. Gated models (SD3, DeepFloyd IF) need their licence accepted on "
+                    "huggingface.co and `hf auth login` first.")
+    download.add_argument("names", nargs="*", metavar="ID", help="model ids (see `models list`)")
+    download.add_argument("--tab", choices=_tabs(), help="every real model of one tab")
+    download.add_argument("--all", action="store_true", help="every real model the suite knows")
 
     for name, help_text, module in CAPABILITY_COMMANDS:
         cap = sub.add_parser(name, help=help_text)
@@ -71,10 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             return _serve()
         if args.command == "models":
+            if args.models_command == "download":
+                return _models_download(args.names, args.tab, args.all)
             return _models_list() if args.models_command == "list" else _models_check(args.names)
         if getattr(args, "capability_module", None):
             return importlib.import_module(args.capability_module).run(args)
-    except (InputError, ModelMissingError, ModelCorruptError, DiskFullError) as e:
+    except (InputError, ModelMissingError, ModelCorruptError, DiskFullError, DownloadError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 2
@@ -113,6 +131,8 @@ def _models_check(names: list[str]) -> int:
     failed = 0
     for spec in specs:
         st = model_status(spec)
+        if st.present and spec.source == "hf":
+            st = _check_published(spec, st)
         if st.present:
             print(f"ok       {spec.id}  ({st.path})")
             continue
@@ -126,4 +146,71 @@ def _models_check(names: list[str]) -> int:
         print("no embedded models are registered yet; nothing to check.")
     elif not failed:
         print(f"all {len(specs)} model(s) present and intact.")
+    return 1 if failed else 0
+
+
+def _check_published(spec, st):
+    """A downloaded model against the sha256 the hub published for its weights (recorded at download time)."""
+    from backends.common.download import verify_download
+
+    problems = verify_download(st.path)
+    if problems is None:
+        print(f"note     {spec.id}: no published checksums recorded (not fetched by `models download`); "
+              "only presence was checked.")
+        return st
+    if problems:
+        st.present, st.problem = False, "; ".join(problems) + f" — delete those files and run " \
+                                                              f"`iclr25-studio models download {spec.id}` again"
+    return st
+
+
+def _tabs() -> list[str]:
+    from backends import CAPABILITIES
+
+    return list(CAPABILITIES)
+
+
+def _models_download(names: list[str], tab: str | None, every: bool) -> int:
+    """``models download``: one model after another, a progress line a second, Ctrl-C stops (run again to resume)."""
+    import time
+
+    from backends.common.download import download
+    from backends.common.errors import Cancelled
+    from backends.common.progress import CancelToken, ProgressEvent
+    from backends.common.registry import default_registry
+    from backends.common.settings import get_settings
+
+    registry = default_registry()
+    if every or tab:
+        specs = [s for s in registry if (every or s.capability == tab) and s.source == "hf"]
+        others = [s for s in registry if (every or s.capability == tab) and s.source == "local"]
+    else:
+        specs = [registry.get(n) for n in names]
+        others = [s for s in specs if s.source != "hf"]
+        specs = [s for s in specs if s.source == "hf"]
+    if not specs and not others:
+        print("error: name models to download (see `models list`), or use --tab TAB or --all", file=sys.stderr)
+        return 2
+    for spec in others:
+        print(f"skip     {spec.id}: not on the Hugging Face Hub; {spec.instructions(get_settings())}")
+    failed = 0
+    for spec in specs:
+        token, last = CancelToken(), 0.0
+        try:
+            for item in download(spec, token):
+                if isinstance(item, ProgressEvent):
+                    if item.preview is None or time.monotonic() - last >= 1.0 or item.fraction >= 1.0:
+                        print(item.message, file=sys.stderr if item.preview is not None else sys.stdout, flush=True)
+                        last = time.monotonic()
+                else:
+                    print(f"ok       {spec.id}: {len(item.files)} files in {item.folder} "
+                          f"({item.bytes_downloaded / 2**20:.1f} MB fetched in {item.seconds:.1f} s)")
+        except DownloadError as e:
+            failed += 1
+            print(f"error: {e}", file=sys.stderr)
+        except (KeyboardInterrupt, Cancelled):
+            token.cancel()
+            print(f"stopped  {spec.id}: what was downloaded is kept; run the same command again to resume.",
+                  file=sys.stderr)
+            return 130
     return 1 if failed else 0

@@ -33,8 +33,51 @@ def test_models_check_finds_a_model_placed_in_models_dir(tmp_path):
     target.mkdir()
     (target / "config.json").write_text("{}")
     out = run_cli("--models-dir", str(tmp_path), "models", "check", "controlnet-sd15-depth")
+    assert out.returncode == 1 and "missing" in out.stderr  # a bare config is not a model
+    (target / "diffusion_pytorch_model.safetensors").write_bytes(b"weights")
+    out = run_cli("--models-dir", str(tmp_path), "models", "check", "controlnet-sd15-depth")
     assert out.returncode == 0, out.stderr
-    assert "ok" in out.stdout
+    assert "ok" in out.stdout and "no published checksums recorded" in out.stdout
+
+
+def test_models_download_help():
+    out = run_cli("models", "download", "--help")
+    assert out.returncode == 0 and "--tab" in out.stdout and "--all" in out.stdout and "resume" in out.stdout
+
+
+def test_models_download_fetches_with_progress_and_check_verifies_the_published_sha256(tmp_path):
+    import os
+
+    from backends.common.registry import default_registry
+    from tests.backends.common.test_download import published
+    from tests.hubserver import HubServer
+
+    hub = HubServer()
+    try:
+        spec = default_registry().get("controlnet-sd15-depth")
+        repo = hub.repos[spec.location] = published(spec, weight_bytes=3_000_000)
+        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_TOKEN": ""}
+        out = run_cli("--models-dir", str(tmp_path), "models", "download", spec.id, env=env)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("Licence of controlnet-sd15-depth: OpenRAIL")
+        assert "ok       controlnet-sd15-depth: 2 files" in out.stdout
+        assert "of 2.9 MB at" in out.stderr and "Traceback" not in out.stderr
+        weights = tmp_path / spec.location / "diffusion_pytorch_model.safetensors"
+        assert weights.read_bytes() == repo.files["diffusion_pytorch_model.safetensors"]
+
+        out = run_cli("--models-dir", str(tmp_path), "models", "check", spec.id, env=env)
+        assert out.returncode == 0 and "ok" in out.stdout, out.stderr
+        data = bytearray(weights.read_bytes())
+        data[-1] ^= 1
+        weights.write_bytes(bytes(data))
+        out = run_cli("--models-dir", str(tmp_path), "models", "check", spec.id, env=env)
+        assert out.returncode == 1 and "the hub published" in out.stderr and "models download" in out.stderr
+
+        repo.gated = True
+        out = run_cli("--models-dir", str(tmp_path / "other"), "models", "download", spec.id, env=env)
+        assert out.returncode == 1 and "hf auth login" in out.stderr and "Traceback" not in out.stderr
+    finally:
+        hub.close()
 
 
 def test_unknown_model_and_bad_device_are_clear_errors():
