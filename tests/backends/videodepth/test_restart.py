@@ -129,3 +129,27 @@ def test_recover_removes_leftovers_and_old_runs_but_keeps_resumable_and_running_
         runstore.stopped_request("../../etc")
     with pytest.raises(InputError, match="no run 0123456789ab"):
         runstore.stopped_request("0123456789ab")
+
+
+def test_the_cli_resumes_a_run_the_app_started_by_its_id(tmp_path, runs_dir, capsys):
+    from app.cli import main
+    from backends.common.progress import CancelToken, ProgressEvent
+    from backends.videodepth.loading import load_model
+
+    base = np.random.default_rng(1).integers(0, 255, (64, 64, 3), dtype=np.uint8)
+    src = write_mp4((np.roll(base, i, 1) for i in range(40)), tmp_path / "in.mp4", fps=10)
+    run_id, req = runstore.start_run(src, lambda s, o: VideoDepthRequest(s, o, num_inference_steps=1, window=16,
+                                                                         overlap=4, baseline_frames=0))
+    cancel = CancelToken()
+    with pytest.raises(Exception, match="stopped by the user"):
+        for item in estimate_depth(req, load_model(), cancel):
+            if isinstance(item, ProgressEvent) and item.message.startswith("window 2 "):
+                cancel.cancel()
+    capsys.readouterr()
+    assert main(["videodepth", "--resume-run", run_id]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["input"] == "in.mp4" and line["frames"] == 40 and line["resumed_at_frame"] == 12
+    assert Path(line["npz"]) == runs_dir / "videodepth" / run_id / "run" / "disparity.npz"
+    assert main(["videodepth", "--resume-run", run_id]) == 2 and "has finished" in capsys.readouterr().err
+    assert main(["videodepth", "--out", str(tmp_path)]) == 2
+    assert "--input and --out are required" in capsys.readouterr().err
