@@ -9,7 +9,8 @@ from pathlib import Path
 import gradio as gr
 
 from app.components.downloads import new_output_dir
-from backends.common.errors import Cancelled, InputError, ModelCorruptError, ModelMissingError
+from backends.common.errors import Cancelled, DiskFullError, InputError, ModelCorruptError, ModelMissingError
+from backends.common.files import write_text
 
 LOG_LABEL = "Game log (JSON): your view while the game runs, the full log once it is over"
 RELOAD_LABEL = "Reload a finished game (its full log) or resume yours (your view's log)"
@@ -27,7 +28,7 @@ def quiet(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (InputError, ModelMissingError, ModelCorruptError, Cancelled, gr.Error):
+        except (InputError, ModelMissingError, ModelCorruptError, Cancelled, DiskFullError, gr.Error):
             raise
         except Exception as e:
             log.exception("a game handler failed")
@@ -47,5 +48,5 @@ def read_log(path: str) -> str:
 def write_log(kind: str, name_and_text: tuple[str, str]) -> str:
     name, text = name_and_text
     path = new_output_dir(kind) / name
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text)  # whole or not at all (a full disk is a clear message)
     return str(path)

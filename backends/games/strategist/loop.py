@@ -30,6 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.files import write_text
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.games import domains
 from backends.games.strategist.llm import LLM
@@ -165,6 +166,19 @@ def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, re
     raise SandboxError(f"no valid {domain.noun} after {retries + 1} attempts")
 
 
+def read_log(path: Path) -> list[dict]:
+    """The run's log records; a last line cut short (the process was killed while appending) is dropped."""
+    lines = [x for x in path.read_text().splitlines() if x.strip()] if path.is_file() else []
+    records = []
+    for i, line in enumerate(lines):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i < len(lines) - 1:
+                raise
+    return records
+
+
 class StrategistRun:
     """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl, run.json); resumes if they
     exist. ``settings`` picks the game: a domain, or the evaluation settings of a registered game's domain."""
@@ -189,15 +203,15 @@ class StrategistRun:
             if games and games != {self.domain.game}:
                 raise InputError(f"This run holds {', '.join(sorted(games))} strategies, not {self.domain.game}.")
             self.ideas = IdeaLibrary(json.loads((self.dir / "ideas.json").read_text()))
-            log = [json.loads(x) for x in (self.dir / "log.jsonl").read_text().splitlines() if x.strip()]
+            log = read_log(self.dir / "log.jsonl")
             self.iteration = max((r["iteration"] for r in log), default=0)
             self.llm_calls = sum(r.get("llm_calls", 0) for r in log)
 
     def _save(self, record: dict) -> None:
-        (self.dir / "library.json").write_text(json.dumps(self.library.to_json(), indent=1))
-        (self.dir / "ideas.json").write_text(json.dumps(self.ideas.arms, indent=1))
-        (self.dir / "run.json").write_text(json.dumps({"game": self.domain.game, "part": self.domain.part,
-                                                       "method": self.method, "settings": asdict(self.settings)}))
+        write_text(self.dir / "library.json", json.dumps(self.library.to_json(), indent=1))
+        write_text(self.dir / "ideas.json", json.dumps(self.ideas.arms, indent=1))
+        write_text(self.dir / "run.json", json.dumps({"game": self.domain.game, "part": self.domain.part,
+                                                            "method": self.method, "settings": asdict(self.settings)}))
         with open(self.dir / "log.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -359,12 +373,12 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
     except SandboxError as e:
         raise InputError(f"A strategy in that library was refused: {e}") from None
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "library.json").write_text(json.dumps(data, indent=1))
-    (run_dir / "ideas.json").write_text(json.dumps(ideas, indent=1))
+    write_text(run_dir / "library.json", json.dumps(data, indent=1))
+    write_text(run_dir / "ideas.json", json.dumps(ideas, indent=1))
     log = by_name["log.jsonl"].read_text() if "log.jsonl" in by_name else ""
-    (run_dir / "log.jsonl").write_text(log)
+    write_text(run_dir / "log.jsonl", log)
     if "run.json" in by_name:
-        (run_dir / "run.json").write_text(by_name["run.json"].read_text())
+        write_text(run_dir / "run.json", by_name["run.json"].read_text())
     return library
 
 
@@ -430,12 +444,8 @@ def library_rows(library: StrategyLibrary) -> list[list]:
 
 def score_curve(run_dir: Path) -> list[dict]:
     """Best score of the library after each logged iteration."""
-    path = Path(run_dir) / "log.jsonl"
-    if not path.exists():
-        return []
     out = []
-    for line in path.read_text().splitlines():
-        rec = json.loads(line)
+    for rec in read_log(Path(run_dir) / "log.jsonl"):
         if rec.get("event") == "seeded":
             out.append({"iteration": 0, "best score": max(rec["scores"].values(), default=0.0)})
         elif "best_score" in rec:

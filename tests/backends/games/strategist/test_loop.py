@@ -131,3 +131,16 @@ def test_loading_refuses_what_is_not_a_safe_library(tmp_path):
     with pytest.raises(InputError, match="library.json"):
         import_run_files([tmp_path / "ideas.json"], tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_log_line_cut_short_by_a_killed_process_is_dropped_on_resume(tmp_path):
+    from backends.games.strategist.loop import read_log, score_curve
+
+    log = tmp_path / "log.jsonl"
+    good = [{"event": "seeded", "iteration": 0, "scores": {"a": 0.25}}, {"iteration": 1, "best_score": 0.5}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in good) + '{"iteration": 2, "best_sc')
+    assert read_log(log) == good
+    assert [p["best score"] for p in score_curve(tmp_path)] == [0.25, 0.5]
+    log.write_text('{"iteration": 1, "be\n' + json.dumps(good[1]) + "\n")  # damage before the end is not a cut
+    with pytest.raises(json.JSONDecodeError):
+        read_log(log)
