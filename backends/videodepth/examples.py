@@ -38,7 +38,5 @@ def example_clip(name: str) -> Path:
             from .data import render_clip
 
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp.mp4")
-            write_mp4(render_clip(seed, frames).rgb, tmp, fps=10)
-            tmp.rename(path)
+            write_mp4(render_clip(seed, frames).rgb, path, fps=10)  # whole or not at all (common.files)
     return path
