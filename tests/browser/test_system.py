@@ -52,3 +52,43 @@ def test_speed_test_runs_and_stop_stops_it(page):
 
 def test_header_shows_the_device_in_use_on_every_tab(page):
     expect(page.locator("#app-device")).to_contain_text(re.compile(r"Device: (cpu|cuda|mps)"), timeout=60_000)
+
+
+@pytest.fixture
+def hub(monkeypatch):
+    import huggingface_hub.constants as constants
+
+    from tests.hubserver import HubServer
+
+    server = HubServer()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", "/nonexistent/token")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    yield server
+    server.close()
+
+
+def test_download_beside_a_missing_model_shows_licence_progress_and_then_it_is_present(hub, page):
+    from backends.common.registry import default_registry
+    from tests.backends.common.test_download import published
+
+    spec = default_registry().get("controlnet-sd15-depth")
+    hub.repos[spec.location] = published(spec)
+    gated = default_registry().get("sd3-medium")
+    hub.repos[gated.location] = published(gated, weight_bytes=64)
+    hub.repos[gated.location].gated = True
+    open_system_tab(page)
+    status = page.locator("#download-status")
+
+    page.locator("#download-sd3-medium").click()  # gated: what to do, in the page
+    expect(status).to_contain_text("Download failed", timeout=60_000)
+    expect(status).to_contain_text("hf auth login")
+
+    button = page.locator("#download-controlnet-sd15-depth")
+    expect(button).to_be_visible(timeout=60_000)
+    button.click()
+    expect(status).to_contain_text("controlnet-sd15-depth is ready", timeout=60_000)
+    expect(status).to_contain_text("Licence of controlnet-sd15-depth: OpenRAIL")
+    expect(button).to_have_count(0, timeout=30_000)  # present now: its row is gone
+    expect(page.locator("#download-sd3-medium")).to_be_visible()
