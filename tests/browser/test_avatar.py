@@ -85,3 +85,32 @@ def test_reconstruct_pose_and_download_the_ply(page):
     assert count == int(page.locator("#av-viewer-root").get_attribute("data-splats"))
     quats = np.stack([data[f"rot_{i}"] for i in range(4)], 1)
     assert np.allclose(np.linalg.norm(quats, axis=1), 1, atol=1e-3) and np.isfinite(data["opacity"]).all()
+
+
+def test_a_refused_upload_keeps_what_the_model_saw_and_says_why(page, tmp_path):
+    from tests.browser.kept import expect_kept
+
+    page.get_by_role("tab", name="Avatar").click()
+    expect(page.locator("#av-model-info")).to_contain_text("avatar-embedded", timeout=60_000)
+    for elem_id, value in (("av-views", "1"), ("av-iters", "1")):  # a quick avatar
+        box = page.locator(f"#{elem_id} input[type=number]")
+        box.fill(value)
+        box.press("Enter")
+    page.locator("#av-reconstruct").click()
+    expect(page.locator("#av-status")).to_contain_text("Gaussians in", timeout=240_000)
+    expect(page.locator("#av-inputs img")).to_have_count(1)
+    made = page.locator("#av-status").inner_text()
+
+    tiny = tmp_path / "tiny.png"
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(tiny)  # readable, but too small to use
+    cameras = tmp_path / "cameras.json"
+    cameras.write_text("{}")
+    page.locator("#av-source").get_by_text("Upload my views").click()
+    page.locator("#av-up-images input[type=file]").set_input_files(str(tiny))
+    page.locator("#av-up-masks input[type=file]").set_input_files(str(tiny))
+    page.locator("#av-up-json input[type=file]").set_input_files(str(cameras))
+    expect(page.locator("#av-up-json")).to_contain_text("cameras.json")
+    page.locator("#av-reconstruct").click()
+    expect_kept(page, "#av-status", "Image 'tiny.png': Image is 4×4", outputs=("#av-inputs",),
+                before=made.split(" in ")[0])
+    expect(page.locator("#av-inputs img")).to_have_count(1)  # what the model saw is still shown

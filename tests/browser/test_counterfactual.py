@@ -92,3 +92,29 @@ def test_an_unreadable_upload_shows_one_clear_message_and_the_tab_keeps_working(
     expect(page.locator("#cf-prediction")).to_contain_text("cone")  # the earlier prediction is kept
     expect(page.locator("#cf-editor .wrap.generating, #cf-editor .eta-bar")).to_have_count(0)  # not spinning
     load_example(page, "torus")  # and the tab still works
+
+
+def test_a_refused_upload_after_a_run_keeps_the_image_its_prediction_and_the_run(page, tmp_path):
+    from tests.browser.kept import expect_kept
+
+    open_tab(page)
+    load_example(page, "cube")
+    paint_centre(page)
+    steps = page.locator("#cf-steps input[type=number]")
+    steps.fill("4")  # a quick run
+    steps.press("Enter")
+    page.locator("#cf-run").click()
+    status = page.locator("#cf-status")
+    expect(status).to_contain_text(re.compile(r"\d/\d flipped"), timeout=180_000)
+    shown = page.locator("#cf-upload img").get_attribute("src")
+
+    fake = tmp_path / "holiday.png"
+    fake.write_text("not really a picture\n" * 50)
+    page.locator("#cf-upload input[type=file]").set_input_files(str(fake))
+    expect_kept(page, "#cf-model", "not an image this suite can read", before="Models: bridge",
+                outputs=("#cf-editor", "#cf-prediction", "#cf-gallery", "#cf-upload"))
+    expect(page.locator(".toast-body")).to_have_count(1)  # said once (the upload's change event fired twice)
+    expect(page.locator("#cf-upload img")).to_have_attribute("src", shown)  # the image in use, not the refused one
+    expect(page.locator("#cf-prediction")).to_contain_text("cube")
+    expect(status).to_contain_text(re.compile(r"\d/\d flipped"))  # the run is still shown
+    expect(page.locator("#cf-gallery")).to_contain_text("flipped")

@@ -12,6 +12,7 @@ from scipy import ndimage
 
 from backends.common.imagemetrics import psnr
 from backends.layout3d.layout import Layout
+from tests.browser.kept import expect_kept
 
 pytestmark = pytest.mark.browser
 SCENE = "a green lawn under a pale blue sky"
@@ -144,6 +145,9 @@ def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
 
     page.locator("#l3d-next").click()  # nothing changed: a bad input
     expect(page.get_by_text("Nothing changed").first).to_be_visible(timeout=60_000)
+    # the message is a note on the status line, beside the stage it still describes; no red pill stays
+    expect_kept(page, "#l3d-status", "Nothing changed", before="Stage 1: insert box 1",
+                outputs=("#l3d-image", "#l3d-history", "#l3d-files", "#l3d-summary", "#l3d-preview"))
     for output in ("#l3d-image", "#l3d-history", "#l3d-files", "#l3d-summary"):
         expect(page.locator(output)).not_to_contain_text("Error")  # no error badge over valid outputs
     expect(page.locator("#l3d-image img")).to_be_visible()

@@ -75,3 +75,21 @@ def test_localize_shows_the_per_layer_chart(page):
     expect(page.locator("#te-layer-table")).to_contain_text("attn2")
     page.locator("#te-layer-table").get_by_text(re.compile(r"^down_blocks\.1\..*attn2$")).first.click()
     expect(page.locator("#te-layer-pick input")).to_have_value(re.compile(r"^1: "))
+
+
+def test_a_word_too_long_keeps_the_image_and_says_why(page):
+    from tests.browser.kept import expect_kept
+
+    open_tab(page)
+    fill(page, "te-text", OLD)
+    page.locator("#te-generate").click()
+    expect(page.locator("#te-status")).to_contain_text(f"Generated “{OLD}”", timeout=120_000)
+    shown = page.locator("#te-image img").get_attribute("src")
+    ocr = page.locator("#te-gen-ocr").inner_text()
+
+    fill(page, "te-text", "abcdefghijkl")  # 12 letters: the model writes at most 8
+    page.locator("#te-generate").click()
+    expect_kept(page, "#te-status", "at most 8", outputs=("#te-image", "#te-preview", "#te-gen-ocr"),
+                before=f"Generated “{OLD}”")
+    assert page.locator("#te-image img").get_attribute("src") == shown  # the image is still the one made
+    assert page.locator("#te-gen-ocr").inner_text() == ocr  # and its OCR line with it

@@ -54,3 +54,31 @@ def test_a_corrupt_upload_is_a_clear_message_and_the_page_keeps_working(page, tm
     expect(page.get_by_text("is not a video this suite can read").first).to_be_visible(timeout=60_000)
     page.locator("#vd-example").get_by_text("room B · 48 frames").click()
     expect(page.locator("#vd-estimate")).to_contain_text("48 frame(s)", timeout=120_000)
+
+
+def test_a_bad_file_after_a_run_keeps_its_depth_video_and_says_why(page, tmp_path):
+    from tests.browser.kept import expect_kept
+
+    page.get_by_role("tab", name="Video Depth").click()
+    page.locator("#vd-example").get_by_text("room B · 48 frames").click()
+    expect(page.locator("#vd-estimate")).to_contain_text("48 frame(s)", timeout=120_000)
+    for elem_id, value in (("vd-max-frames", "8"), ("vd-baseline", "0")):  # a short run
+        box = page.locator(f"#{elem_id} input[type=number]").first
+        box.fill(value)
+        box.press("Enter")
+    page.locator("#vd-run").click()
+    expect(page.locator("#vd-status")).to_contain_text("Done: 8 frame(s)", timeout=240_000)
+    expect(page.locator("#vd-video video")).to_have_count(1, timeout=30_000)
+    shown = page.locator("#vd-video video").get_attribute("src")
+
+    bad = tmp_path / "broken.mp4"
+    bad.write_bytes(b"\x00" * 800)
+    page.locator("#vd-input button[aria-label=Clear]").click()
+    page.locator("#vd-input input[type=file]").set_input_files(str(bad))
+    expect_kept(page, "#vd-estimate", "broken.mp4 is not a video")
+    page.locator("#vd-run").click()
+    expect_kept(page, "#vd-status", "broken.mp4 is not a video", outputs=("#vd-video", "#vd-preview", "#vd-files"),
+                before="Done: 8 frame(s)")
+    expect(page.locator("#vd-status")).not_to_contain_text("Running")
+    assert page.locator("#vd-video video").get_attribute("src") == shown  # the depth video is still there
+    expect(page.locator('#vd-files a[download="depth_png16.zip"]')).to_have_count(1)
