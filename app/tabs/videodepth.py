@@ -194,13 +194,11 @@ def build(demo: gr.Blocks) -> None:
         return "**Before you run:** " + service().estimate_run(req, _model(model_id)).summary()
 
     def _run(req, state, request, progress, run_id=None):
-        if run_id:  # shown first: the id outlives this page and the server
-            yield gr.update(), f"Run `{run_id}` (its id resumes it, also after a restart) · running…", \
-                *(gr.update(),) * 4, state
         estimate_depth, stopped_run = service().estimate_depth, service().stopped_run
         token = CANCELS.start(request, ACTION)
-        try:
-            yield gr.update(), "Running…", *(gr.update(),) * 4, state
+        try:  # the run's id shows first: it outlives this page and the server
+            running = f"Run `{run_id}` (its id resumes it, also after a restart) · running…" if run_id else "Running…"
+            yield gr.update(), running, *(gr.update(),) * 4, state
             for kind, item in stream(estimate_depth(req, _model(req.model_id), token), progress):
                 if kind == "preview":  # small frames are enlarged for the eye (nearest neighbour)
                     yield upscale(item, max(1, 192 // item.shape[0])), *(gr.update(),) * 5, state
