@@ -21,6 +21,7 @@ ZOOM = 4  # the embedded model's 32×128 images are shown 4× enlarged
 ACTION = "textedit"
 TEMPLATES = ["a sign that says", "a t-shirt that says", "a brick wall that says", "a label that says",
              "a poster that says", "a wooden board that says"]
+TYPED_LABEL = "the layers typed beside"
 LAYER_COLUMNS = ["index", "name", "OCR-F1 B", "OCR-F1 A", "Levenshtein B", "PSNR (dB)", "layer params",
                  "text K/V share %", "chosen", "read"]
 
@@ -116,13 +117,18 @@ def build(demo: gr.Blocks) -> None:
         "tesseract) reads every image."
     )
     with gr.Row():
-        model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", elem_id="te-model")
+        model = gr.Dropdown(model_choices(), value=DEFAULT_MODEL, label="Model", elem_id="te-model",
+                            info="The diffusion model that writes: the small embedded one, or a published one "
+                                 "once downloaded.")
         template = gr.Dropdown(TEMPLATES, value=TEMPLATES[0], allow_custom_value=True, label="Prompt template",
-                               elem_id="te-template")
-        text = gr.Textbox("cat", label="Text in the image", max_length=40, elem_id="te-text")
-        seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="te-seed")
+                               elem_id="te-template",
+                               info="The prompt before the quoted text (the embedded model knows these six).")
+        text = gr.Textbox("cat", label="Text in the image", max_length=40, elem_id="te-text",
+                          info="The word to write (embedded model: 3–8 letters a–z); Localize and Edit start from it.")
+        seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="te-seed",
+                         info="Same seed and settings → the same image; every action draws its noise from it.")
         steps = gr.Slider(1, 100, value=PRESETS[DEFAULT_MODEL].num_inference_steps, step=1, label="Steps",
-                          elem_id="te-steps")
+                          elem_id="te-steps", info="Denoising steps per image: fewer is faster and rougher.")
     model_md = gr.Markdown(elem_id="te-model-info")
     with gr.Row():
         gen_btn = gr.Button("Generate", variant="primary", elem_id="te-generate")
@@ -134,18 +140,38 @@ def build(demo: gr.Blocks) -> None:
                          elem_id="te-image")
     gen_md = gr.Markdown(elem_id="te-gen-ocr")
     status = gr.Markdown(elem_id="te-status")
-    layers_box = gr.Textbox(label="Localized layers (names or indices, comma-separated; filled by Localize)",
-                            elem_id="te-layers")
+    with gr.Row():
+        # Which layers Edit, Protect and Fine-tune patch is the person's choice: a Localize scan offers its
+        # set here beside the preset and never replaces it by itself (one pair's best layer edits far less).
+        layer_set = gr.Radio([("the model's preset layers", "preset"), (TYPED_LABEL, "typed")], value="preset",
+                             label="Edit, Protect and Fine-tune go through", elem_id="te-layer-set", scale=2,
+                             info="Which text layers the actions patch: the preset, the last Localize scan's "
+                                  "(offered once it ran), or the names typed beside.")
+        layers_box = gr.Textbox(label="Layers used (names or indices, comma-separated)", elem_id="te-layers",
+                                scale=3, info="The layers the actions patch now; typing here chooses “typed”.")
+    sets_state = gr.State({})  # this session's layer sets: source → {"layers": [...], "label": "..."}
     with gr.Tabs():
         with gr.Tab("Localize", id="te-tab-localize"):
             with gr.Row():
-                loc_new = gr.Textbox("dog", label="Text B (patched in)", max_length=40, elem_id="te-loc-new")
-                loc_pairs = gr.Slider(0, 16, value=0, step=1, label="Extra held-out word pairs")
-                loc_start = gr.Slider(0, 100, value=0, step=1, label="Patch from step")
-                loc_heads = gr.Checkbox(True, label="Per head too")
-                loc_topk = gr.Number(0, precision=0, minimum=0, label="Top-k (0: choose by the rule)")
+                loc_new = gr.Textbox("dog", label="Text B (patched in)", max_length=40, elem_id="te-loc-new",
+                                     info="One layer at a time takes this word's keys/values; a layer that makes "
+                                          "the image read it writes the text.")
+                loc_pairs = gr.Slider(0, 16, value=0, step=1, label="Extra held-out word pairs", elem_id="te-loc-pairs",
+                                      info="More word pairs, averaged for a steadier ranking; each adds a full scan.")
+                loc_start = gr.Slider(0, 100, value=0, step=1, label="Patch from step", elem_id="te-loc-start",
+                                      info="The patch acts from this denoising step on (0: all steps); later "
+                                           "starts leave more of the original.")
+                loc_heads = gr.Checkbox(True, label="Per head too", elem_id="te-loc-heads",
+                                        info="Also patch every attention head alone (the heat map); slower.")
+                loc_topk = gr.Number(0, precision=0, minimum=0, label="Top-k (0: choose by the rule)",
+                                     elem_id="te-loc-topk",
+                                     info="Keep the k best layers; 0: those within 75% of the best that read B "
+                                          "more than A.")
             loc_btn = gr.Button("Localize", variant="primary", elem_id="te-localize")
             loc_md = gr.Markdown(elem_id="te-loc-summary")
+            loc_layers = gr.Textbox(label="Layers this scan chose", interactive=False, elem_id="te-loc-layers",
+                                    info="Offered under “Edit, Protect and Fine-tune go through”; the preset "
+                                         "stays in use until you choose them.")
             with gr.Row():
                 bars = gr.BarPlot(x="layer", y="OCR-F1 (B)", color="layer type", y_lim=[0, 1],
                                   title="OCR-F1(B) when patching one layer", elem_id="te-bars")
@@ -154,16 +180,20 @@ def build(demo: gr.Blocks) -> None:
             table = gr.Dataframe(headers=LAYER_COLUMNS, interactive=False, label="Per layer (click a row)",
                                  elem_id="te-layer-table")
             with gr.Row():
-                layer_pick = gr.Dropdown([], label="Show the patched image of layer", elem_id="te-layer-pick")
+                layer_pick = gr.Dropdown([], label="Show the patched image of layer", elem_id="te-layer-pick",
+                                         info="The image with only this layer patched (or click a table row).")
                 layer_img = gr.Image(label="Patched image", type="numpy", interactive=False, height=150,
                                      elem_id="te-layer-image")
             loc_files = gr.File(label="Downloads (CSV, JSON, PNG, run card)", file_count="multiple",
                                 elem_id="te-loc-files")
         with gr.Tab("Edit", id="te-tab-edit"):
             with gr.Row():
-                edit_new = gr.Textbox("dog", label="New text", max_length=40, elem_id="te-edit-new")
+                edit_new = gr.Textbox("dog", label="New text", max_length=40, elem_id="te-edit-new",
+                                      info="The word to write instead; only the chosen layers see it.")
                 edit_start = gr.Number(PRESETS[DEFAULT_MODEL].edit_start_step, precision=0, minimum=0,
-                                       label="Patch from step (the model's preset)", elem_id="te-edit-start")
+                                       label="Patch from step (the model's preset)", elem_id="te-edit-start",
+                                       info="The layers take the new word from this step on; earlier steps keep "
+                                            "the original's layout.")
             region = gr.ImageEditor(label="Optional: paint over the text's region (the rest stays the original)",
                                     type="numpy", image_mode="RGBA", format="png", transforms=(), sources=(),
                                     layers=gr.LayerOptions(allow_additional_layers=False),
@@ -177,10 +207,13 @@ def build(demo: gr.Blocks) -> None:
             edit_files = gr.File(label="Downloads", file_count="multiple", elem_id="te-edit-files")
         with gr.Tab("Protect", id="te-tab-protect"):
             block = gr.Textbox(", ".join(DEFAULT_BLOCK_LIST), label="Block list (editable)", lines=2,
-                               elem_id="te-block")
+                               elem_id="te-block", info="Words never written: a prompt asking for one gets a "
+                                                        "benign word through the text layers instead.")
             with gr.Row():
-                prot_text = gr.Textbox("idiot", label="Text to generate", max_length=40, elem_id="te-prot-text")
-                benign = gr.Textbox("", label="Benign word (empty: drawn with the seed)", max_length=40)
+                prot_text = gr.Textbox("idiot", label="Text to generate", max_length=40, elem_id="te-prot-text",
+                                       info="The word asked for; the protected image shows what a blocked one becomes.")
+                benign = gr.Textbox("", label="Benign word (empty: drawn with the seed)", max_length=40,
+                                    elem_id="te-prot-benign", info="What a blocked word is replaced with.")
             prot_btn = gr.Button("Generate unprotected vs protected", variant="primary", elem_id="te-protect")
             prot_gallery = gr.Gallery(label="Unprotected · protected", columns=2, height="auto", object_fit="contain",
                                       format="png", elem_id="te-prot-gallery")
@@ -189,11 +222,20 @@ def build(demo: gr.Blocks) -> None:
         with gr.Tab("Fine-tune", id="te-tab-finetune"):
             with gr.Row():
                 ft_target = gr.Radio(["localized", "all", "random"], value="localized", label="LoRA on",
-                                     elem_id="te-ft-target")
-                ft_steps = gr.Slider(1, 500, value=40, step=1, label="Training steps", elem_id="te-ft-steps")
-                ft_lr = gr.Number(1e-4, label="Learning rate")
-                ft_batch = gr.Slider(1, 32, value=8, step=1, label="Batch")
-                ft_words = gr.Slider(1, 66, value=12, step=1, label="Held-out words to read before/after")
+                                     elem_id="te-ft-target",
+                                     info="The layers used above (the paper), every attention layer, or as many "
+                                          "random ones (the control).")
+                ft_steps = gr.Slider(1, 500, value=40, step=1, label="Training steps", elem_id="te-ft-steps",
+                                     info="Optimizer steps on renders of training words, the same for every target.")
+                ft_lr = gr.Number(1e-4, label="Learning rate", elem_id="te-ft-lr", minimum=0, maximum=1e-2,
+                                  info="AdamW step size of the LoRA weights (0 < rate ≤ 0.01).")
+            with gr.Row():
+                ft_batch = gr.Slider(1, 32, value=8, step=1, label="Batch", elem_id="te-ft-batch",
+                                     info="Word images per training step: more is steadier and slower.")
+                ft_words = gr.Slider(1, 66, value=12, step=1, label="Held-out words to read before/after",
+                                     elem_id="te-ft-words",
+                                     info="Words never trained on, generated and read by OCR before and after: "
+                                          "the score.")
             ft_btn = gr.Button("Fine-tune", variant="primary", elem_id="te-finetune")
             ft_md = gr.Markdown(elem_id="te-ft-md")
             ft_loss = gr.LinePlot(x="step", y="loss", title="Training loss", elem_id="te-ft-loss")
@@ -282,11 +324,41 @@ def build(demo: gr.Blocks) -> None:
                       f"(counted as the paper counts SDXL's 0.61%; the whole attention layers, which the LoRA "
                       f"trains, {100 * r.chosen_module_share:.2f}%). Best single layer: {best.index} (OCR-F1 B "
                       f"{best.f1_b:.2f}). Pairs: {', '.join(f'{a}→{b}' for a, b in r.pairs)}. Model **{r.model}** on "
-                      f"`{r.device}`, OCR by {r.engine}, {r.seconds:.0f} s.")
+                      f"`{r.device}`, OCR by {r.engine}, {r.seconds:.0f} s. They are offered under *Edit, Protect "
+                      f"and Fine-tune go through*; those actions keep the layers chosen there until you pick them.")
                 first = labels[[s.name for s in r.layers].index(r.chosen[0])]
                 yield (md, bar_frame(r), heat_map(r), layer_rows(r), gr.update(choices=labels, value=first),
                        zoom(r.patched[r.chosen[0]]), files_of(r, "textedit-localize"), ", ".join(r.chosen),
                        {name: img for name, img in r.patched.items()})
+
+    def set_choices(sets: dict) -> list[tuple[str, str]]:
+        return [(sets[k]["label"], k) for k in ("preset", "localized") if k in sets] + [(TYPED_LABEL, "typed")]
+
+    def on_layer_sets(model_v):
+        """A model's layer sets start as its preset alone (a scan of another model does not apply)."""
+        from backends.common.errors import StudioError
+        from backends.textedit.localize import layer_set
+
+        try:
+            preset = layer_set(model_v)
+            sets = {"preset": {"layers": preset.layers, "label": preset.label()}}
+        except StudioError:  # no preset yet, or the model is missing or broken: on_model says why
+            sets = {}
+        return gr.update(choices=set_choices(sets), value="preset" if sets else "typed"), sets
+
+    @user_errors
+    def on_offer_localized(model_v, chosen_v, choice_v, sets):
+        """After a scan: offer its layers beside the preset, keeping the set in use as it was."""
+        from backends.textedit.localize import layer_set
+
+        found = layer_set(model_v, layers_arg(chosen_v), source="localized")
+        sets = {**(sets or {}), "localized": {"layers": found.layers, "label": found.label()}}
+        return gr.update(choices=set_choices(sets), value=choice_v), sets
+
+    def on_choose_set(choice_v, sets):
+        """The layers of the chosen set into the box the actions read (typed: the box stays as typed)."""
+        chosen = (sets or {}).get(choice_v)
+        return ", ".join(chosen["layers"]) if chosen else gr.update()
 
     def on_pick(label, patched):
         if not patched or not label:
@@ -396,9 +468,19 @@ def build(demo: gr.Blocks) -> None:
            outputs=[model_md, layers_box, steps, edit_start], api_name=False)
     listen(gen_btn.click, on_generate, status=status, inputs=base, outputs=[preview, image, gen_md, status, region],
            api_name="textedit_generate", concurrency_id="gpu")
-    listen(loc_btn.click, on_localize, status=loc_md, inputs=base + [loc_new, loc_pairs, loc_start, loc_heads, loc_topk],
-           outputs=[loc_md, bars, heat, table, layer_pick, layer_img, loc_files, layers_box, loc_state],
-           api_name="textedit_localize", concurrency_id="gpu")
+    localized = listen(loc_btn.click, on_localize, status=loc_md,
+                       inputs=base + [loc_new, loc_pairs, loc_start, loc_heads, loc_topk],
+                       outputs=[loc_md, bars, heat, table, layer_pick, layer_img, loc_files, loc_layers, loc_state],
+                       api_name="textedit_localize", concurrency_id="gpu")
+    # Layer sets: Localize offers its set, the person chooses; the actions read the layers box.
+    gr.on([demo.load, model.change], on_layer_sets, inputs=model, outputs=[layer_set, sets_state],
+          api_visibility="private", show_progress="hidden")
+    localized.success(on_offer_localized, inputs=[model, loc_layers, layer_set, sets_state],
+                      outputs=[layer_set, sets_state], api_visibility="private", show_progress="hidden")
+    layer_set.input(on_choose_set, inputs=[layer_set, sets_state], outputs=layers_box, api_visibility="private",
+                    queue=False, show_progress="hidden")
+    layers_box.input(lambda: "typed", outputs=layer_set, api_visibility="private", queue=False,
+                     show_progress="hidden")
     layer_pick.change(on_pick, inputs=[layer_pick, loc_state], outputs=layer_img, api_name="textedit_show_layer")
     table.select(on_row, inputs=loc_state, outputs=[layer_pick, layer_img], api_name=False)
     listen(edit_btn.click, on_edit, status=edit_md, inputs=base + [edit_new, layers_box, edit_start, region],

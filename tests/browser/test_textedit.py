@@ -2,6 +2,7 @@
 with OCR; run Localize and see the per-layer chart."""
 
 import io
+import json
 import re
 
 import numpy as np
@@ -75,6 +76,81 @@ def test_localize_shows_the_per_layer_chart(page):
     expect(page.locator("#te-layer-table")).to_contain_text("attn2")
     page.locator("#te-layer-table").get_by_text(re.compile(r"^down_blocks\.1\..*attn2$")).first.click()
     expect(page.locator("#te-layer-pick input")).to_have_value(re.compile(r"^1: "))
+
+
+def _edit(page) -> bytes:
+    """Press Edit and return the edited image's PNG bytes once the new result is shown."""
+    link = page.locator('#te-edit-files a[download="result.json"]')  # it holds the run's seconds: new each run
+    before = link.first.get_attribute("href") if link.count() else None
+    page.locator("#te-edit").click()
+    expect(page.locator("#te-edit-ocr")).to_contain_text("took the K/V", timeout=120_000)
+    if before is not None:  # wait for this run's files
+        expect(link.first).not_to_have_attribute("href", before, timeout=120_000)
+    return download(page, "te-edit-files", "edited.png")
+
+
+def test_localize_offers_its_layers_and_edit_keeps_the_preset_until_chosen(page):
+    open_tab(page)
+    fill(page, "te-text", OLD)
+    steps = page.locator("#te-steps input[type=number]")
+    steps.fill("10")  # every action below samples 10 steps: quicker, and the edit still starts at step 4
+    steps.press("Enter")
+    layers = page.locator("#te-layers textarea, #te-layers input").first
+    preset = layers.input_value()
+    assert preset  # the embedded model's three measured layers
+    expect(page.locator("#te-layer-set")).to_contain_text("the model's preset layers (3: ")
+
+    page.get_by_role("tab", name="Edit").click()
+    fill(page, "te-edit-new", NEW)
+    first = _edit(page)
+    expect(page.locator("#te-edit-ocr")).to_contain_text("The model's preset layers")
+
+    page.get_by_role("tab", name="Localize").click()
+    fill(page, "te-loc-new", NEW)
+    page.locator("#te-loc-heads input").uncheck()  # the layer scan only: quicker
+    page.locator("#te-localize").click()
+    expect(page.locator("#te-loc-summary")).to_contain_text("Chosen layers", timeout=240_000)
+    offered = page.locator("#te-layer-set label", has_text="the last Localize scan's layers")
+    expect(offered).to_have_count(1, timeout=30_000)
+    expect(offered).to_contain_text(re.compile(r"\d+\.\d+% of the parameters"))
+    assert layers.input_value() == preset  # the scan offered its set; it replaced nothing
+    expect(page.locator("#te-layer-set input[value=preset]")).to_be_checked()
+
+    page.get_by_role("tab", name="Edit").click()
+    second = _edit(page)
+    assert second == first  # the same edit as before Localize, through the same preset layers
+    expect(page.locator("#te-edit-ocr")).to_contain_text("The model's preset layers")
+
+    chosen = page.locator("#te-loc-layers textarea, #te-loc-layers input").first.input_value()
+    offered.click()  # the person chooses the scan's layers: now Edit goes through them
+    expect(layers).to_have_value(chosen, timeout=10_000)
+    _edit(page)
+    expect(page.locator("#te-edit-ocr")).to_contain_text(chosen.split(",")[0].strip())
+    if set(chosen.split(", ")) != set(preset.split(", ")):
+        expect(page.locator("#te-edit-ocr")).to_contain_text("The chosen layers")
+
+
+def test_batch_and_held_out_sliders_can_be_set_and_reach_the_run(page):
+    open_tab(page)
+    steps = page.locator("#te-steps input[type=number]")
+    steps.fill("4")
+    steps.press("Enter")
+    page.get_by_role("tab", name="Fine-tune").click()
+    for elem_id, value in (("te-ft-steps", "1"), ("te-ft-batch", "3")):
+        box = page.locator(f"#{elem_id} input[type=number]")
+        box.fill(value)
+        box.press("Enter")
+        expect(page.locator(f"#{elem_id} input[type=range]")).to_have_value(value)
+    held_out = page.locator("#te-ft-words input[type=range]")
+    held_out.focus()
+    for _ in range(10):  # by keyboard on the slider itself: 12 → 2
+        held_out.press("ArrowLeft")
+    expect(page.locator("#te-ft-words input[type=number]")).to_have_value("2")
+    page.locator("#te-finetune").click()
+    expect(page.locator("#te-ft-md")).to_contain_text("trainable parameters", timeout=180_000)
+    card = json.loads(download(page, "te-ft-files", "card.json"))
+    assert card["request"]["batch_size"] == 3 and card["request"]["eval_words"] == 2, card["request"]
+    assert card["request"]["train_steps"] == 1
 
 
 def test_a_word_too_long_keeps_the_image_and_says_why(page):
