@@ -132,12 +132,15 @@ def build(demo: gr.Blocks) -> None:
     with gr.Row():
         with gr.Column(scale=4):
             source = gr.Radio([("Synthetic subject", "synthetic"), ("Upload my views", "upload")], value="synthetic",
-                              label="Input", elem_id="av-source")
+                              label="Input", elem_id="av-source",
+                              info="A held-out synthetic person, or your own 1–5 views with masks and cameras.")
             with gr.Group(visible=True) as synth_box:
                 with gr.Row():
                     subject = gr.Number(0, precision=0, minimum=0, maximum=999_999, label="Subject (held out)",
-                                        elem_id="av-subject")
-                    n_views = gr.Slider(1, 5, value=3, step=1, label="Views", elem_id="av-views")
+                                        elem_id="av-subject",
+                                        info="Which held-out synthetic person (any number; none was seen in training).")
+                    n_views = gr.Slider(1, 5, value=3, step=1, label="Views", elem_id="av-views",
+                                        info="How many views of the person the model sees (sparse: 1–5).")
             with gr.Group(visible=False) as upload_box:
                 up_images = gr.File(file_count="multiple", file_types=["image"], label="Images (1–5)",
                                     elem_id="av-up-images")
@@ -148,7 +151,8 @@ def build(demo: gr.Blocks) -> None:
                 example_btn = gr.Button("Make an example upload (this subject's views)", size="sm",
                                         elem_id="av-example")
                 example_files = gr.File(label="Example upload", file_count="multiple", elem_id="av-example-files")
-            iterations = gr.Slider(1, 5, value=3, step=1, label="Feedback iterations (paper: 3)", elem_id="av-iters")
+            iterations = gr.Slider(1, 5, value=3, step=1, label="Feedback iterations (paper: 3)", elem_id="av-iters",
+                                   info="Rounds of iterative feedback refining the avatar: more is sharper and slower.")
             with gr.Row():
                 recon_btn = gr.Button("Reconstruct", variant="primary", elem_id="av-reconstruct")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="av-stop")
@@ -158,7 +162,8 @@ def build(demo: gr.Blocks) -> None:
         with gr.Column(scale=5):
             gr.HTML(VIEWER_HTML, html_template="${value}", css_template=VIEWER_CSS, js_on_load=_viewer_js(),
                     elem_id="av-viewer", apply_default_css=False)
-            preset = gr.Dropdown(PRESET_NAMES, value="A-pose", label="Pose preset", elem_id="av-preset")
+            preset = gr.Dropdown(PRESET_NAMES, value="A-pose", label="Pose preset", elem_id="av-preset",
+                                 info="A ready pose; the sliders below then adjust it.")
             sliders = []
             with gr.Accordion("Pose sliders (degrees)", open=True):
                 names = list(SLIDERS)
@@ -167,13 +172,16 @@ def build(demo: gr.Blocks) -> None:
                         for name in names[i:i + 3]:
                             lo, hi = RANGES[name]
                             sliders.append(gr.Slider(lo, hi, value=NEUTRAL[name], step=1, label=SLIDERS[name],
-                                                     min_width=120, elem_id=f"av-pose-{name}"))
+                                                     min_width=120, elem_id=f"av-pose-{name}",
+                                                     info="Degrees; the avatar re-poses in the browser as you drag."))
             payload = gr.Textbox(label="avatar data", elem_id="av-payload", elem_classes=["av-hidden"], max_lines=1)
             bones = gr.Textbox(label="pose data", elem_id="av-bones", elem_classes=["av-hidden"], max_lines=1)
         with gr.Column(scale=4):
             with gr.Row():
-                azimuth = gr.Slider(-180, 180, value=30, step=5, label="Camera azimuth (°)", elem_id="av-azimuth")
-                size = gr.Dropdown([256, 512, 1024], value=512, label="Size (px)", elem_id="av-size")
+                azimuth = gr.Slider(-180, 180, value=30, step=5, label="Camera azimuth (°)", elem_id="av-azimuth",
+                                    info="Where the camera stands around the person for the rendered view.")
+                size = gr.Dropdown([256, 512, 1024], value=512, label="Size (px)", elem_id="av-size",
+                                   info="Rendered image size in pixels; larger takes longer.")
             render_btn = gr.Button("Render novel view (server)", elem_id="av-render")
             with gr.Row():
                 render_img = gr.Image(label="Render", type="numpy", interactive=False, height=260,
@@ -183,8 +191,10 @@ def build(demo: gr.Blocks) -> None:
             render_md = gr.Markdown(elem_id="av-render-status")
             with gr.Row():
                 video_kind = gr.Radio([("Turntable", "turntable"), ("Animation (presets)", "animation")],
-                                      value="turntable", label="Video", elem_id="av-video-kind")
-                frames = gr.Slider(8, 120, value=48, step=4, label="Frames", elem_id="av-frames")
+                                      value="turntable", label="Video", elem_id="av-video-kind",
+                                      info="Turntable: the camera circles the posed person; Animation: the avatar moves through the presets.")
+                frames = gr.Slider(8, 120, value=48, step=4, label="Frames", elem_id="av-frames",
+                                   info="Frames in the video: more is smoother and takes longer.")
             video_btn = gr.Button("Make video (H.264)", elem_id="av-video-btn")
             video_out = gr.Video(label="Video", elem_id="av-video", height=260)
             export_btn = gr.Button("Export (ply, mesh, avatar)", elem_id="av-export")

@@ -89,9 +89,11 @@ def build(demo: gr.Blocks) -> None:
             prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
             model_md = gr.Markdown(elem_id="cf-model")
             with gr.Accordion("Models", open=False):
-                bridge_id = gr.Dropdown(model_choices(BRIDGE_KINDS), value=BRIDGE_ID, label="Bridge", elem_id="cf-bridge")
+                bridge_id = gr.Dropdown(model_choices(BRIDGE_KINDS), value=BRIDGE_ID, label="Bridge", elem_id="cf-bridge",
+                                        info="The region-constrained Schrödinger bridge that repaints the region.")
                 classifier_id = gr.Dropdown(model_choices(CLASSIFIER_KINDS), value=CLASSIFIER_ID, label="Classifier",
-                                            elem_id="cf-classifier")
+                                            elem_id="cf-classifier",
+                                            info="The classifier whose decision the counterfactual flips (it also guides the bridge).")
         with gr.Column(scale=1):
             editor = gr.ImageEditor(
                 label="Region that may change (paint with the brush)", type="numpy", image_mode="RGBA",

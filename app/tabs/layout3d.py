@@ -238,13 +238,15 @@ def build(demo: gr.Blocks) -> None:
             words_md = gr.Markdown(elem_id="l3d-words")  # unknown words of the layout's prompts, as typed
             scene_prompt = gr.Dropdown([r.prompt for r in ROOMS], value=DEFAULT_LAYOUT["scene_prompt"],
                                        allow_custom_value=True, label="Scene (the empty-scene prompt)",
-                                       elem_id="l3d-scene")
+                                       elem_id="l3d-scene",
+                                       info="The empty scene the boxes stand in: one of the six rooms the embedded model knows.")
             table = gr.Dataframe(headers=COLUMNS, datatype=["str"] + ["number"] * 7, column_count=8,
                                  interactive=True, label=f"Boxes (metres, z up; ≤ {MAX_BOXES})",
                                  elem_id="l3d-table")
             with gr.Accordion("Layout JSON (edit, paste, load)", open=True):
                 layout_json = gr.Textbox(layout_text(DEFAULT_LAYOUT), lines=4, max_lines=10,
-                                         label="Layout JSON", elem_id="l3d-json")
+                                         label="Layout JSON", elem_id="l3d-json",
+                                         info="The layout as text: edit, paste or load it; the editor, table and depth follow it.")
                 with gr.Row():
                     load_btn = gr.UploadButton("Load layout JSON", file_types=[".json"], elem_id="l3d-load")
                     rebuild_btn = gr.UploadButton("Rebuild from stages.json", file_types=[".json"],
@@ -254,7 +256,8 @@ def build(demo: gr.Blocks) -> None:
                              interactive=False, elem_id="l3d-depth")
             layout_status = gr.Markdown(elem_id="l3d-layout-status")
             with gr.Row():
-                model = gr.Dropdown(list(MODEL_CHOICES), value=DEFAULT_MODEL, label="Model", elem_id="l3d-model")
+                model = gr.Dropdown(list(MODEL_CHOICES), value=DEFAULT_MODEL, label="Model", elem_id="l3d-model",
+                                    info="Embedded: the small model trained here; sd15 (+ LooseControl): the paper's stack once downloaded.")
                 seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed",
                                  info="Same seed, same layout, same settings → the same pictures.")
             with gr.Row():
@@ -284,7 +287,8 @@ def build(demo: gr.Blocks) -> None:
                                type="numpy", height=120, interactive=False, elem_id="l3d-preview")
         with gr.Column(scale=5):
             image = gr.Image(label="Scene", type="numpy", height=VIEW + 20, interactive=False, elem_id="l3d-image")
-            show_masks = gr.Checkbox(False, label="Overlay object masks", elem_id="l3d-masks")
+            show_masks = gr.Checkbox(False, label="Overlay object masks", elem_id="l3d-masks",
+                                     info="Tint each object's mask, as it was created, in its box colour over the scene.")
             status = gr.Markdown(elem_id="l3d-status")
             history = gr.Gallery(label="Stage history (select one, then go back to it)", columns=6, height=170,
                                  allow_preview=False, format="png", elem_id="l3d-history")

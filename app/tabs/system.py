@@ -78,7 +78,8 @@ def build(demo: gr.Blocks) -> None:
                     "`hf auth login` on this machine first.")
         with gr.Row():
             download_choice = gr.Dropdown(choices=_downloadable(), label="Model", scale=3,
-                                          elem_id="download-choice")
+                                          elem_id="download-choice",
+                                          info="A model of the registry that can be fetched from the Hugging Face Hub.")
             download_btn = gr.Button("Download", variant="primary", elem_id="download-run")
             download_stop = gr.Button("Stop", variant="stop", elem_id="download-stop")
         download_md = gr.Markdown(elem_id="download-status")
@@ -94,8 +95,10 @@ def build(demo: gr.Blocks) -> None:
 
     with gr.Accordion("Measure device speed (matrix multiply)", open=False):
         with gr.Row():
-            size = gr.Slider(64, 4096, value=512, step=64, label="Matrix size", elem_id="speed-size")
-            repeats = gr.Slider(1, 200, value=10, step=1, label="Repeats", elem_id="speed-repeats")
+            size = gr.Slider(64, 4096, value=512, step=64, label="Matrix size", elem_id="speed-size",
+                             info="Side of the square matrices multiplied: larger measures sustained speed.")
+            repeats = gr.Slider(1, 200, value=10, step=1, label="Repeats", elem_id="speed-repeats",
+                                info="Multiplications timed; the speed is their average.")
         with gr.Row():
             run = gr.Button("Run speed test", variant="primary", elem_id="speed-run")
             stop = gr.Button("Stop", variant="stop", elem_id="speed-stop")

@@ -124,22 +124,30 @@ def build(demo: gr.Blocks) -> None:
             source = gr.File(label="Video or image (mp4, webm, mov, avi, mkv, png, jpg; ≤ 50 MB, ≤ 3000 frames)",
                              file_types=["video", "image"], type="filepath", elem_id="vd-input")
             example = gr.Radio(list(EXAMPLES), value=None, label="…or one click: a synthetic example clip (held-out render)",
-                               elem_id="vd-example")
+                               elem_id="vd-example",
+                               info="Use a held-out synthetic clip instead of an upload.")
             estimate = gr.Markdown("Upload a video to see the time and memory a run takes.", elem_id="vd-estimate")
-            model = gr.Dropdown(model_choices(), value="videodepth-embedded", label="Model", elem_id="vd-model")
+            model = gr.Dropdown(model_choices(), value="videodepth-embedded", label="Model", elem_id="vd-model",
+                                info="Embedded: the small model trained here; the others: the paper's once downloaded.")
             with gr.Row():
                 max_side = gr.Dropdown(RESOLUTIONS, value=64, label="Max resolution (longer side; embedded: 64)",
-                                       elem_id="vd-res")
-                steps = gr.Slider(1, 3, value=1, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps")
+                                       elem_id="vd-res",
+                                       info="Frames are scaled so their longer side is at most this; larger is slower.")
+                steps = gr.Slider(1, 3, value=1, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps",
+                                  info="Flow-matching Euler steps per window (the paper: 1–3); more is slower.")
             with gr.Row():
                 stride = gr.Slider(4, 14, value=12, step=1, label=f"Key-frame stride (window {WINDOW})",
-                                   elem_id="vd-stride")
+                                   elem_id="vd-stride",
+                                   info="Frames between key frames; the frames between are filled in from them.")
                 max_frames = gr.Number(600, precision=0, minimum=1, maximum=3000, label="Max frames",
-                                       elem_id="vd-max-frames")
+                                       elem_id="vd-max-frames",
+                                       info="Only the first this many frames of the video are estimated.")
             with gr.Row():
-                cmap = gr.Dropdown(list(COLORMAPS), value="Spectral", label="Colour map", elem_id="vd-cmap")
+                cmap = gr.Dropdown(list(COLORMAPS), value="Spectral", label="Colour map", elem_id="vd-cmap",
+                                   info="How depth is coloured in the video; the raw depth is in the downloads.")
                 baseline = gr.Slider(0, 96, value=24, step=1, label="Per-frame baseline frames (flicker score)",
-                                     elem_id="vd-baseline")
+                                     elem_id="vd-baseline",
+                                     info="Frames also estimated one by one, to score the flicker the video model avoids (0: skip).")
                 seed = gr.Number(0, precision=0, minimum=0, label="Seed",
                                  info="Used only when the initial noise is random (shared or independent).")
                 noise = gr.Radio(["zero", "shared", "independent"], value="zero", label="Initial noise",
@@ -158,7 +166,8 @@ def build(demo: gr.Blocks) -> None:
                 resume = gr.Button("Resume stopped run", elem_id="vd-resume")
             with gr.Row():  # the session is gone after a restart of the server; the run is not
                 run_id = gr.Textbox(label="Run id (to resume a stopped or interrupted run, also after a restart)",
-                                    max_lines=1, scale=3, elem_id="vd-run-id", placeholder="shown when a run starts")
+                                    max_lines=1, scale=3, elem_id="vd-run-id",
+                                    info="A run's id: paste one and press Resume to continue it, also after a restart.", placeholder="shown when a run starts")
                 resume_id = gr.Button("Resume run by id", scale=1, elem_id="vd-resume-id")
         with gr.Column(scale=5):
             preview = gr.Image(label="Latest frame while it runs (input | depth)", type="numpy", height=160,
@@ -169,7 +178,8 @@ def build(demo: gr.Blocks) -> None:
                             file_count="multiple", elem_id="vd-files")
         with gr.Column(scale=4):
             with gr.Row():
-                frame = gr.Slider(0, 1, value=0, step=1, label="Frame for the point cloud", elem_id="vd-frame")
+                frame = gr.Slider(0, 1, value=0, step=1, label="Frame for the point cloud", elem_id="vd-frame",
+                                  info="Which frame's depth becomes the 3D point cloud.")
                 cloud_btn = gr.Button("Show point cloud", elem_id="vd-cloud")
             viewer = gr.HTML("", html_template=VIEWER_HTML, css_template=VIEWER_CSS, js_on_load=_viewer_js(),
                              elem_id="vd-viewer", apply_default_css=False)

@@ -76,10 +76,14 @@ def build(run_dir: gr.State) -> None:
                     "table's discussion is the chat; the agents' private reasoning appears after the game.")
         av_state = gr.State(None)  # the id of the session's game; the game itself stays on the server
         with gr.Row():
-            av_players = gr.Slider(5, 10, value=5, step=1, label="Players")
-            av_role = gr.Dropdown(["random", *PLAYABLE_ROLES], value="Servant", label="Your role")
-            av_discussion = gr.Checkbox(True, label="Discussion before each proposal")
-            av_seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="avalon-seed")
+            av_players = gr.Slider(5, 10, value=5, step=1, label="Players",
+                                   info="Seats at the table, you included (5–10; more seats deal more evil roles).")
+            av_role = gr.Dropdown(["random", *PLAYABLE_ROLES], value="Servant", label="Your role",
+                                  info="The role you are dealt; random deals one as the game would.")
+            av_discussion = gr.Checkbox(True, label="Discussion before each proposal",
+                                        info="Everyone speaks once before each team proposal (the chat).")
+            av_seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="avalon-seed",
+                                info="Same seed → the same deal and agents' choices; -1: a new one each game.")
             av_new = gr.Button("New game", variant="primary", elem_id="avalon-new")
         with gr.Row():
             av_agents = gr.Radio([("search over beliefs", "search"), ("rule-based (AvalonBench)", "rule"),
@@ -96,10 +100,12 @@ def build(run_dir: gr.State) -> None:
         av_status = gr.Markdown(elem_id="avalon-status")
         with gr.Group(visible=False) as speak_box:
             with gr.Row():
-                say = gr.Textbox(label="Your statement", scale=4, elem_id="avalon-say-text")
+                say = gr.Textbox(label="Your statement", scale=4, elem_id="avalon-say-text",
+                                 info="What you tell the table before the next proposal.")
                 say_btn = gr.Button("Say", variant="primary", elem_id="avalon-say")
         with gr.Group(visible=False) as propose_box:
-            team_pick = gr.CheckboxGroup([], label="Team", elem_id="avalon-team")
+            team_pick = gr.CheckboxGroup([], label="Team", elem_id="avalon-team",
+                                         info="Tick as many players as this quest needs.")
             propose_btn = gr.Button("Propose team", variant="primary", elem_id="avalon-propose")
         with gr.Row(visible=False) as vote_box:
             approve_btn = gr.Button("Approve", variant="primary", elem_id="avalon-approve")
@@ -108,7 +114,8 @@ def build(run_dir: gr.State) -> None:
             success_btn = gr.Button("Success", variant="primary", elem_id="avalon-success")
             fail_btn = gr.Button("Fail", variant="stop", elem_id="avalon-fail")
         with gr.Group(visible=False) as assassin_box:
-            target = gr.Dropdown([], label="Who is Merlin?", elem_id="avalon-target")
+            target = gr.Dropdown([], label="Who is Merlin?", elem_id="avalon-target",
+                                 info="As the Assassin: the player you think is Merlin; naming Merlin wins it for evil.")
             kill_btn = gr.Button("Assassinate", variant="stop", elem_id="avalon-kill")
         with gr.Row():
             av_log = gr.File(label=LOG_LABEL, elem_id="avalon-log")

@@ -52,10 +52,12 @@ def build(run_dir: gr.State) -> None:
         match_state = gr.State(None)  # the id of the session's game; the game itself stays on the server
         with gr.Row():
             cards_n = gr.Slider(3, MAX_CARDS, value=6, step=1, label="Cards per suit (13 = standard)",
-                                elem_id="gops-cards")
+                                elem_id="gops-cards",
+                                info="Cards per suit: fewer makes a shorter game and a quicker search.")
             tie_rule = gr.Radio(["discard", "carry"], value="discard", label="Ties",
                                 info="discard: nobody scores (OpenSpiel); carry: points go to the next round's winner")
-            order = gr.Radio(["random", "descending", "ascending"], value="random", label="Prize order")
+            order = gr.Radio(["random", "descending", "ascending"], value="random", label="Prize order",
+                             info="The order the prize cards are turned up: random (the game), or fixed for practice.")
         with gr.Row():
             opponent = gr.Dropdown(list(OPPONENTS), value="mcts", label="Opponent", elem_id="gops-opponent",
                                    info="mcts = MCTS with the hand-written value heuristic at the leaves; mcts-learning "
@@ -64,7 +66,8 @@ def build(run_dir: gr.State) -> None:
                                         "shipped run's)")
             sims = gr.Slider(100, 200_000, value=20_000, step=100, label="MCTS simulations per move",
                              info="≈1 M/s with the compiled heuristic; ≈50 k/s with an LLM-written one (sandboxed)")
-            seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="gops-seed")
+            seed = gr.Number(-1, precision=0, minimum=-1, label="Seed (-1 = random)", elem_id="gops-seed",
+                             info="Same seed → the same prize order and opponent; -1: a new one each game.")
             new_btn = gr.Button("New game", variant="primary", elem_id="gops-new")
             resign_btn = gr.Button("Resign", variant="stop", elem_id="gops-resign")
         board = gr.Markdown("Press **New game**.", elem_id="gops-board")

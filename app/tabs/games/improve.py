@@ -57,13 +57,17 @@ def build(run_dir: gr.State) -> None:
             method = gr.Radio(list(service.METHODS), value="strategist", label="Method",
                               info="beam = the paper's ablation without the idea library")
         with gr.Row():
-            iterations = gr.Slider(1, 20, value=2, step=1, label="Iterations")
-            imp_cards = gr.Slider(3, 13, value=6, step=1, label="GOPS cards")
+            iterations = gr.Slider(1, 20, value=2, step=1, label="Iterations",
+                                   info="Rounds of improvement: each proposes ideas, writes new strategies and scores them.")
+            imp_cards = gr.Slider(3, 13, value=6, step=1, label="GOPS cards",
+                                  info="Cards per suit of the GOPS games the strategies are scored on.")
             imp_games = gr.Slider(2, 40, value=first_games, step=2,
-                                  label="Games (GOPS: per pair; Avalon: per strategy)")
+                                  label="Games (GOPS: per pair; Avalon: per strategy)",
+                                  info="Self-play games that score each strategy: more is steadier and slower.")
             imp_sims = gr.Slider(2, 200, value=first_budget, step=2, label="Search budget",
                                  info="GOPS: MCTS simulations per move; Avalon: sampled worlds per decision")
-            imp_seed = gr.Number(0, precision=0, minimum=0, label="Seed")
+            imp_seed = gr.Number(0, precision=0, minimum=0, label="Seed",
+info="Same seed and settings → the same run.")
         with gr.Row():
             imp_run = gr.Button("Run / continue", variant="primary", elem_id="strategist-run")
             imp_stop = gr.Button("Stop", variant="stop", elem_id="strategist-stop")
@@ -75,7 +79,8 @@ def build(run_dir: gr.State) -> None:
             table = gr.Dataframe(headers=LIBRARY_HEADERS, label="Strategy library", interactive=False, wrap=True,
                                  elem_id="strategist-table")
         with gr.Row():
-            pick = gr.Dropdown([], label="Strategy", elem_id="strategist-pick")
+            pick = gr.Dropdown([], label="Strategy", elem_id="strategist-pick",
+                               info="A strategy of the library: its code and what changed from the one it came from.")
             lib_file = gr.File(label="Run files (library, ideas, log)", file_count="multiple")
             lib_upload = gr.UploadButton("Load a saved run (library.json, ideas.json, log.jsonl)",
                                         file_count="multiple", file_types=[".json", ".jsonl"],
