@@ -45,6 +45,24 @@ def new_output_dir(prefix: str) -> Path:
     return path
 
 
+def servable(paths, prefix: str) -> list[str]:
+    """The files of ``paths`` where Gradio may serve them: linked (copied across file systems) into a new
+    output folder. Run folders live beside the models, outside Gradio's allowed folders, and keep their
+    own copies for resuming; what the page offers is this copy, bounded like every output folder."""
+    import os
+
+    folder = new_output_dir(prefix)
+    out = []
+    for path in map(Path, paths):
+        target = folder / path.name
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copyfile(path, target)
+        out.append(str(target))
+    return out
+
+
 def clean_up(max_age_s: float = MAX_AGE_S, root: Path | None = None) -> list[Path]:
     """One cleanup pass: old output folders, and what killed runs left in the run folders."""
     removed = files.sweep(root or output_root(), max_age_s)

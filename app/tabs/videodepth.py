@@ -8,7 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.components.downloads import new_output_dir
+from app.components.downloads import new_output_dir, servable
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
@@ -213,10 +213,11 @@ def build(demo: gr.Blocks) -> None:
                 if kind == "preview":  # small frames are enlarged for the eye (nearest neighbour)
                     yield upscale(item, max(1, 192 // item.shape[0])), *(gr.update(),) * 5, state
                 else:
-                    done = {"request": req, "npz": str(item.npz), "frames": item.frames}
-                    return_files = [str(item.video), str(item.png_zip), str(item.npz)]
+                    # the run folder is outside what Gradio serves: the page gets linked copies
+                    return_files = servable([item.video, item.png_zip, item.npz], "videodepth")
+                    done = {"request": req, "npz": str(item.npz), "frames": item.frames, "files": return_files}
                     yield (gr.update(), _result_status(item) + (f" · run `{run_id}`" if run_id else ""),
-                           str(item.video), return_files, gr.update(maximum=max(1, item.frames - 1), value=0),
+                           return_files[0], return_files, gr.update(maximum=max(1, item.frames - 1), value=0),
                            {**_summary(item), "run_id": run_id}, done)
         except Cancelled:
             saved = stopped_run(req.out_dir) or {}
@@ -274,9 +275,7 @@ def build(demo: gr.Blocks) -> None:
         req = state["request"]
         cloud = svc.frame_point_cloud(svc.PointCloudRequest(req.input_path, Path(state["npz"]), int(frame_v or 0),
                                                     new_output_dir("videodepth-ply")))
-        run_dir = Path(state["npz"]).parent
-        files = [str(run_dir / n) for n in ("depth_side_by_side.mp4", "depth_png16.zip", "disparity.npz")]
-        return cloud.viewer, files + [str(cloud.ply)]
+        return cloud.viewer, list(state.get("files", [])) + [str(cloud.ply)]
 
     def on_stop(request: gr.Request) -> str:
         return "Stopping…" if CANCELS.cancel(request, ACTION) else "Nothing is running."
