@@ -11,6 +11,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 import gradio as gr  # noqa: E402
 
 from app.components.blocks import StudioBlocks  # noqa: E402
+from app.components.longwork import end_session  # noqa: E402
 from app.components.warmup import PRELOAD  # noqa: E402
 from app.tabs import all_tabs  # noqa: E402
 from backends.common.modelbuild import start_preload  # noqa: E402
@@ -42,6 +43,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                 tab.build(demo)
         demo.load(_device_badge, outputs=device_badge, api_visibility="private")
+        demo.unload(end_session)  # a closed page or a client gone: its running jobs stop
     demo.queue(max_size=settings.queue_max_size, default_concurrency_limit=2)
     _limit_gpu_queue(demo, settings.gpu_concurrency)
     return demo

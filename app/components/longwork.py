@@ -4,7 +4,9 @@ Backends yield :class:`ProgressEvent` and finally a result (see ``backends/commo
 :func:`stream` maps the events to ``gr.Progress`` and hands previews and the result to the handler.
 :class:`SessionCancels` keeps one cancel token per (browser session, action), so a Stop button
 stops that user's work between two steps, also where Gradio's own ``cancels=`` could not (it only
-stops a generator between its yields).
+stops a generator between its yields). When a browser session ends (the page closed, a client gone:
+Gradio's ``unload``), :func:`end_session` cancels every job of that session, so none runs on for
+nobody and each frees its queue slot.
 """
 
 from __future__ import annotations
@@ -60,8 +62,28 @@ class SessionCancels:
         token.cancel()
         return True
 
+    def cancel_session(self, session_hash: str | None, reason: str = "the browser session ended") -> int:
+        """Cancel every running job of one session; how many there were."""
+        with self._lock:
+            tokens = [t for (session, _), t in self._tokens.items() if session == (session_hash or "anonymous")]
+        for token in tokens:
+            token.cancel(reason)
+        return len(tokens)
+
+    def running(self, session_hash: str | None) -> list[str]:
+        """The actions of one session that hold a token (started and not finished)."""
+        with self._lock:
+            return [action for (session, action) in self._tokens if session == (session_hash or "anonymous")]
+
     def __len__(self) -> int:
         return len(self._tokens)
 
 
 CANCELS = SessionCancels()
+
+
+def end_session(request: gr.Request) -> None:
+    """``demo.unload`` handler: the session's browser (or API client) is gone, so its jobs stop."""
+    session = getattr(request, "session_hash", None)
+    if session:  # never the "anonymous" jobs of other callers
+        CANCELS.cancel_session(session)
