@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("names", nargs="*", metavar="ID", help="model ids (see `models list`)")
     download.add_argument("--tab", choices=_tabs(), help="every real model of one tab")
     download.add_argument("--all", action="store_true", help="every real model the suite knows")
+    download.add_argument("--fp16", action="store_true",
+                          help="the fp16 weight files where the repo publishes them (half the download, for a GPU)")
 
     for name, help_text, module in CAPABILITY_COMMANDS:
         cap = sub.add_parser(name, help=help_text)
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             return _serve()
         if args.command == "models":
             if args.models_command == "download":
-                return _models_download(args.names, args.tab, args.all)
+                return _models_download(args.names, args.tab, args.all, args.fp16)
             return _models_list() if args.models_command == "list" else _models_check(args.names)
         if getattr(args, "capability_module", None):
             return importlib.import_module(args.capability_module).run(args)
@@ -170,7 +172,7 @@ def _tabs() -> list[str]:
     return list(CAPABILITIES)
 
 
-def _models_download(names: list[str], tab: str | None, every: bool) -> int:
+def _models_download(names: list[str], tab: str | None, every: bool, fp16: bool = False) -> int:
     """``models download``: one model after another, a progress line a second, Ctrl-C stops (run again to resume)."""
     import time
 
@@ -196,8 +198,11 @@ def _models_download(names: list[str], tab: str | None, every: bool) -> int:
     failed = 0
     for spec in specs:
         token, last = CancelToken(), 0.0
+        variant = "fp16" if fp16 and spec.fp16_files else None
+        if fp16 and not variant:
+            print(f"note     {spec.id}: its repo publishes no fp16 weights; fetching the full ones.")
         try:
-            for item in download(spec, token):
+            for item in download(spec, token, variant=variant):
                 if isinstance(item, ProgressEvent):
                     if item.preview is None or time.monotonic() - last >= 1.0 or item.fraction >= 1.0:
                         print(item.message, file=sys.stderr if item.preview is not None else sys.stdout, flush=True)

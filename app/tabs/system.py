@@ -80,6 +80,8 @@ def build(demo: gr.Blocks) -> None:
             download_choice = gr.Dropdown(choices=_downloadable(), label="Model", scale=3,
                                           elem_id="download-choice",
                                           info="A model of the registry that can be fetched from the Hugging Face Hub.")
+            download_fp16 = gr.Checkbox(False, label="fp16 weights", elem_id="download-fp16",
+                                        info="Where the repo publishes them: half the download, for a GPU.")
             download_btn = gr.Button("Download", variant="primary", elem_id="download-run")
             download_stop = gr.Button("Stop", variant="stop", elem_id="download-stop")
         download_md = gr.Markdown(elem_id="download-status")
@@ -90,7 +92,8 @@ def build(demo: gr.Blocks) -> None:
                 with gr.Row(elem_classes="download-row"):
                     gr.Markdown(line, elem_classes="download-row-text")
                     button = gr.Button("Download", size="sm", elem_id=f"download-{spec_id}", scale=0)
-                button.click(_row_download(spec_id), outputs=download_md, api_visibility="private",
+                button.click(_row_download(spec_id), inputs=download_fp16, outputs=download_md,
+                             api_visibility="private",
                              concurrency_id="download").then(models_table, outputs=models)
 
     with gr.Accordion("Measure device speed (matrix multiply)", open=False):
@@ -132,14 +135,14 @@ def build(demo: gr.Blocks) -> None:
             CANCELS.finish(request, "speed_test", token)
 
     @user_errors
-    def download_model(model_id: str, request: gr.Request, progress=gr.Progress()):
+    def download_model(model_id: str, fp16: bool, request: gr.Request, progress=gr.Progress()):
         """Download one model (the API's `/download_model`): the licence, then progress lines, then where it is."""
-        yield from _download_stream(model_id, request, progress)
+        yield from _download_stream(model_id, fp16, request, progress)
 
     def _row_download(model_id: str):
         @user_errors
-        def download_row(request: gr.Request, progress=gr.Progress()):
-            yield from _download_stream(model_id, request, progress)
+        def download_row(fp16: bool, request: gr.Request, progress=gr.Progress()):
+            yield from _download_stream(model_id, fp16, request, progress)
 
         return download_row
 
@@ -159,7 +162,8 @@ def build(demo: gr.Blocks) -> None:
     run.click(speed_test, inputs=[size, repeats], outputs=speed_md, api_name="speed_test", concurrency_id="gpu")
     stop.click(stop_speed_test, outputs=speed_md, api_name="stop_speed_test", queue=False)
     # Downloads wait on the network, not the device: their own queue, never behind generation.
-    download_btn.click(download_model, inputs=download_choice, outputs=download_md, api_name="download_model",
+    download_btn.click(download_model, inputs=[download_choice, download_fp16], outputs=download_md,
+                       api_name="download_model",
                        concurrency_id="download").then(models_table, outputs=models)
     download_stop.click(stop_download, outputs=download_md, api_name="stop_download", queue=False)
 
@@ -187,7 +191,7 @@ def _missing_downloadable() -> list[tuple[str, str]]:
     return rows
 
 
-def _download_stream(model_id: str, request: gr.Request | None, progress: gr.Progress | None):
+def _download_stream(model_id: str, fp16: bool, request: gr.Request | None, progress: gr.Progress | None):
     """Stream one download into the status text; Stop (this session's) ends it, a failure is shown and raised."""
     from backends.common.download import download
 
@@ -196,8 +200,9 @@ def _download_stream(model_id: str, request: gr.Request | None, progress: gr.Pro
         raise gr.Error(f"Choose a model to download: one of {', '.join(_downloadable())}.", title="Please check the input")
     token = CANCELS.start(request, "download")
     licence = ""
+    variant = "fp16" if fp16 and spec.fp16_files else None  # the full weights where no fp16 ones are published
     try:
-        for kind, value in stream(_with_messages(download(spec, token)), progress):
+        for kind, value in stream(_with_messages(download(spec, token, variant=variant)), progress):
             if kind == "preview" and isinstance(value, str):
                 licence = licence or value
                 yield value

@@ -72,6 +72,7 @@ class DownloadResult:
     seconds: float
     license: str
     sha256: dict[str, str] = field(default_factory=dict)
+    variant: str | None = None
 
 
 def target_folder(spec: ModelSpec, settings: Settings | None = None) -> Path:
@@ -85,15 +86,23 @@ def license_line(spec: ModelSpec, hub_license: str | None = None) -> str:
 
 
 def download(spec: ModelSpec, cancel: CancelToken | None = None, settings: Settings | None = None,
-             token: str | None = None) -> Iterator[ProgressEvent | DownloadResult]:
-    """Fetch every file of ``spec`` (a ``source="hf"`` model); events, then a :class:`DownloadResult`."""
+             token: str | None = None, variant: str | None = None) -> Iterator[ProgressEvent | DownloadResult]:
+    """Fetch every file of ``spec`` (a ``source="hf"`` model); events, then a :class:`DownloadResult`.
+
+    ``variant="fp16"`` fetches the fp16 weights the repo publishes (``spec.fp16_files``) instead.
+    """
     settings = settings or get_settings()
     if spec.source != "hf":
         raise DownloadError(spec.id, "not-hf", f"it is not on the Hugging Face Hub; {spec.instructions(settings)}")
-    return stream_reports(lambda report: _run(spec, settings, token, report), cancel)
+    if variant not in (None, "fp16") or (variant == "fp16" and not spec.fp16_files):
+        raise DownloadError(spec.id, "no-variant", f"its repo publishes no {variant} weights; download it without "
+                                                   "the fp16 option.")
+    files = spec.fp16_files if variant == "fp16" else spec.files
+    return stream_reports(lambda report: _run(spec, files, variant, settings, token, report), cancel)
 
 
-def _run(spec: ModelSpec, settings: Settings, token: str | None, report) -> DownloadResult:
+def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings: Settings, token: str | None,
+         report) -> DownloadResult:
     from huggingface_hub import HfApi, constants
 
     if constants.is_offline_mode():
@@ -107,7 +116,7 @@ def _run(spec: ModelSpec, settings: Settings, token: str | None, report) -> Down
         info = api.model_info(spec.location)
         hub_license = getattr(info.card_data, "license", None)
         report(ProgressEvent(0.0, license_line(spec, hub_license)))
-        remote = _remote_files(api, spec, info.sha)
+        remote = _remote_files(api, spec, files, info.sha)
         todo = [f for f in remote if not _present(folder, f)]
         _check_space(spec, folder, todo)
         tracker = _Tracker(spec.id, sum(f.size for f in remote), sum(f.size for f in remote if f not in todo), report)
@@ -118,11 +127,12 @@ def _run(spec: ModelSpec, settings: Settings, token: str | None, report) -> Down
             _fetch(spec, f, folder, endpoint, info.sha, token, bar, tracker)
             tracker.finish_file(f.size)
     manifest = {"model": spec.id, "repo": spec.location, "revision": info.sha, "license": spec.license,
+                "variant": variant,
                 "files": {f.path: {"size": f.size, "sha256": f.sha256} for f in remote}}
     write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
     tracker.emit(force=True)
     return DownloadResult(spec.id, folder, [f.path for f in remote], tracker.fetched, time.monotonic() - started,
-                          spec.license, {f.path: f.sha256 for f in remote if f.sha256})
+                          spec.license, {f.path: f.sha256 for f in remote if f.sha256}, variant)
 
 
 def _fetch(spec: ModelSpec, f: RemoteFile, folder: Path, endpoint: str, revision: str, token: str | None, bar,
@@ -161,13 +171,13 @@ def partial_path(folder: Path, name: str) -> Path:
     return Path(folder) / ".partial" / f"{name}.part"
 
 
-def _remote_files(api, spec: ModelSpec, revision: str) -> list[RemoteFile]:
-    infos = {i.path: i for i in api.get_paths_info(spec.location, list(spec.files), revision=revision)}
-    absent = [f for f in spec.files if f not in infos]
+def _remote_files(api, spec: ModelSpec, files: tuple[str, ...], revision: str) -> list[RemoteFile]:
+    infos = {i.path: i for i in api.get_paths_info(spec.location, list(files), revision=revision)}
+    absent = [f for f in files if f not in infos]
     if absent:
         raise DownloadError(spec.id, "not-found", f"https://huggingface.co/{spec.location} has no {', '.join(absent)} "
                                                   "(the repo changed its layout?); update this model's spec.")
-    return [RemoteFile(p, int(infos[p].size), infos[p].lfs.sha256 if infos[p].lfs else None) for p in spec.files]
+    return [RemoteFile(p, int(infos[p].size), infos[p].lfs.sha256 if infos[p].lfs else None) for p in files]
 
 
 def _present(folder: Path, f: RemoteFile) -> bool:
@@ -197,18 +207,21 @@ class _Tracker:
         self.current = 0
         self.fetched = 0
         self.file = ""
+        self.first_chunk = False
         self.t0 = time.monotonic()
         self.last = 0.0
 
     def start_file(self, initial: int) -> None:
         self.current = initial
+        self.first_chunk = True
         self.emit(force=True)  # each file is announced, with what an earlier run left of it
 
     def add(self, n: int) -> None:
         self.current += n
         self.fetched += n
         check_cancelled()
-        self.emit()
+        self.emit(force=self.first_chunk)  # and its first bytes: the download is moving (or resumed)
+        self.first_chunk = False
 
     def finish_file(self, size: int) -> None:
         self.done_files += size

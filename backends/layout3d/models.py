@@ -1,6 +1,6 @@
 """Models of the 3D Layout capability (the published Build-A-Scene stack, loaded when present)."""
 
-from backends.common.registry import ModelSpec
+from backends.common.registry import ModelSpec, fp16_variant
 
 # Every file load_sd_controlnet reads (diffusers' repo layout of each component; weights as safetensors),
 # so a download fetches them all and a folder with only the configs does not count as present.
@@ -43,13 +43,14 @@ SPECS = [
     ),
     ModelSpec(
         id="sd15", capability="layout3d", kind="diffusers-pipeline", source="hf",
-        location="stable-diffusion-v1-5/stable-diffusion-v1-5", files=_SD_FILES,
+        location="stable-diffusion-v1-5/stable-diffusion-v1-5", files=_SD_FILES, fp16_files=fp16_variant(_SD_FILES),
         license="CreativeML OpenRAIL-M",
         description="Stable Diffusion 1.5, the base model of Build-A-Scene (DDIM 20 steps, CFG 7.5).",
     ),
     ModelSpec(
         id="controlnet-sd15-depth", capability="layout3d", kind="controlnet", source="hf",
         location="lllyasviel/control_v11f1p_sd15_depth", files=("config.json", "diffusion_pytorch_model.safetensors"),
+        fp16_files=("config.json", "diffusion_pytorch_model.fp16.safetensors"),
         license="OpenRAIL", size_mb=1380,
         description="ControlNet v1.1 depth for SD 1.5, the depth condition of Build-A-Scene.",
     ),

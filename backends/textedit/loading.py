@@ -153,12 +153,14 @@ def _copy(generator: torch.Generator) -> torch.Generator:
     return g
 
 
-def load_published(spec_id: str, folder: Path, device="cpu", dtype=torch.float32) -> PublishedTextPipeline:
+def load_published(spec_id: str, folder: Path, device="cpu", dtype=torch.float32,
+                   variant: str | None = None) -> PublishedTextPipeline:
+    """One of the paper's pipelines from its diffusers folder (``variant="fp16"``: its fp16 weight files)."""
     from diffusers import IFPipeline, StableDiffusion3Pipeline, StableDiffusionXLPipeline
 
     cls = {"sdxl-base": StableDiffusionXLPipeline, "sd3-medium": StableDiffusion3Pipeline, "if-stage1": IFPipeline}[spec_id]
     extra = dict(safety_checker=None, watermarker=None, requires_safety_checker=False) if cls is IFPipeline else {}
-    pipe = cls.from_pretrained(folder, dtype=dtype, **extra).to(device)
+    pipe = cls.from_pretrained(folder, dtype=dtype, variant=variant, **extra).to(device)
     return PublishedTextPipeline(pipe, spec_id)
 
 
@@ -173,4 +175,4 @@ def load_for(spec_id: str, device="cpu", settings=None) -> tuple[TextEditPipelin
     if spec_id == DEFAULT_MODEL:
         return load_embedded(found.path, device), PRESETS[spec_id], EMBEDDED_RULES
     dtype = torch.float16 if str(device).startswith("cuda") else torch.float32
-    return load_published(spec_id, found.path, device, dtype), PRESETS[spec_id], PUBLISHED_RULES
+    return load_published(spec_id, found.path, device, dtype, found.variant), PRESETS[spec_id], PUBLISHED_RULES

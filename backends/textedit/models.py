@@ -7,7 +7,7 @@ is not confirmed (IF: attention 17 of the 22 added-K/V attentions of stage I).
 
 from dataclasses import dataclass
 
-from backends.common.registry import ModelSpec
+from backends.common.registry import ModelSpec, fp16_variant
 
 
 def _clip_tokenizer(folder: str) -> tuple[str, ...]:
@@ -18,6 +18,19 @@ def _clip_tokenizer(folder: str) -> tuple[str, ...]:
 
 # The published pipelines list every file their DiffusionPipeline.from_pretrained reads (weights included, as
 # safetensors), so a download fetches them all and a folder of bare configs does not count as present.
+_SDXL_FILES = ("model_index.json", "scheduler/scheduler_config.json",
+               "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+               "vae/config.json", "vae/diffusion_pytorch_model.safetensors",
+               "text_encoder/config.json", "text_encoder/model.safetensors",
+               "text_encoder_2/config.json", "text_encoder_2/model.safetensors",
+               *_clip_tokenizer("tokenizer"), *_clip_tokenizer("tokenizer_2"))
+_IF_FILES = ("model_index.json", "scheduler/scheduler_config.json",
+             "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+             "text_encoder/config.json", "text_encoder/model.safetensors.index.json",
+             "text_encoder/model-00001-of-00002.safetensors", "text_encoder/model-00002-of-00002.safetensors",
+             "tokenizer/special_tokens_map.json", "tokenizer/spiece.model", "tokenizer/tokenizer_config.json",
+             "feature_extractor/preprocessor_config.json")
+
 SPECS = [
     ModelSpec(
         id="textedit-embedded", capability="textedit", kind="textedit-embedded", source="embedded",
@@ -55,12 +68,7 @@ SPECS = [
     ModelSpec(
         id="sdxl-base", capability="textedit", kind="diffusers-pipeline", source="hf",
         location="stabilityai/stable-diffusion-xl-base-1.0",
-        files=("model_index.json", "scheduler/scheduler_config.json",
-               "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
-               "vae/config.json", "vae/diffusion_pytorch_model.safetensors",
-               "text_encoder/config.json", "text_encoder/model.safetensors",
-               "text_encoder_2/config.json", "text_encoder_2/model.safetensors",
-               *_clip_tokenizer("tokenizer"), *_clip_tokenizer("tokenizer_2")),
+        files=_SDXL_FILES, fp16_files=fp16_variant(_SDXL_FILES),
         license="CreativeML OpenRAIL++-M",
         description="SDXL base 1.0; its text layers are up_blocks.0.attentions.2.transformer_blocks.{1,2,3}.attn2.",
     ),
@@ -83,12 +91,7 @@ SPECS = [
     ModelSpec(
         id="if-stage1", capability="textedit", kind="diffusers-pipeline", source="hf",
         location="DeepFloyd/IF-I-XL-v1.0",
-        files=("model_index.json", "scheduler/scheduler_config.json",
-               "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
-               "text_encoder/config.json", "text_encoder/model.safetensors.index.json",
-               "text_encoder/model-00001-of-00002.safetensors", "text_encoder/model-00002-of-00002.safetensors",
-               "tokenizer/special_tokens_map.json", "tokenizer/spiece.model", "tokenizer/tokenizer_config.json",
-               "feature_extractor/preprocessor_config.json"),
+        files=_IF_FILES, fp16_files=fp16_variant(_IF_FILES),
         license="DeepFloyd IF License (gated)",
         description="DeepFloyd IF stage I (64×64 pixels, 50 steps, CFG 7.0); its text layer is added-K/V attention 17.",
     ),

@@ -43,6 +43,7 @@ def test_models_check_finds_a_model_placed_in_models_dir(tmp_path):
 def test_models_download_help():
     out = run_cli("models", "download", "--help")
     assert out.returncode == 0 and "--tab" in out.stdout and "--all" in out.stdout and "resume" in out.stdout
+    assert "--fp16" in out.stdout
 
 
 def test_models_download_fetches_with_progress_and_check_verifies_the_published_sha256(tmp_path):

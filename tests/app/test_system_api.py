@@ -121,7 +121,7 @@ def test_download_model_fetches_a_missing_model_and_the_table_shows_it(client, h
     repo = hub.repos[spec.location] = published(spec)
     assert {r[0]: r for r in client.predict(api_name="/models")}[spec.id][4] == "missing"
 
-    text = client.predict(spec.id, api_name="/download_model")
+    text = client.predict(spec.id, False, api_name="/download_model")
 
     assert text.startswith("Licence of controlnet-sd15-depth: OpenRAIL")
     assert "controlnet-sd15-depth is ready:** 2 files" in text and str(get_settings().models_dir) not in text
@@ -139,7 +139,7 @@ def test_download_model_of_a_gated_repo_says_what_to_do(client, hub):
     repo = hub.repos[spec.location] = published(spec, weight_bytes=64)
     repo.gated = True
     with pytest.raises(Exception, match="accept the licence on https://huggingface.co/DeepFloyd/IF-I-XL-v1.0") as info:
-        client.predict(spec.id, api_name="/download_model")
+        client.predict(spec.id, True, api_name="/download_model")
     assert "hf auth login" in str(info.value) and "Traceback" not in str(info.value)
     with pytest.raises(Exception, match="not in the list of choices"):  # only the Hub's models are offered
-        client.predict("counterfactual-bridge", api_name="/download_model")
+        client.predict("counterfactual-bridge", False, api_name="/download_model")

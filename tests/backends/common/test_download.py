@@ -38,7 +38,7 @@ def settings(tmp_path):
 def published(spec, weight_bytes=150_000) -> Repo:
     """A repo with every file the spec lists: weights as random-looking bytes, the rest small JSON/text."""
     files = {}
-    for i, name in enumerate(spec.files):
+    for i, name in enumerate(dict.fromkeys(spec.files + spec.fp16_files)):
         if name.endswith((".safetensors", ".bin", ".model")):
             files[name] = hashlib.sha256(name.encode()).digest() * (weight_bytes // 32 + i)
         else:
@@ -68,10 +68,10 @@ def test_full_download_of_a_published_layout_is_present_and_checked(hub, setting
 
     folder = settings.models_dir / spec.location
     assert result.folder == folder and sorted(result.files) == sorted(spec.files)
-    for name, data in repo.files.items():
-        assert (folder / name).read_bytes() == data
+    for name in spec.files:
+        assert (folder / name).read_bytes() == repo.files[name]
     assert events[0].message.startswith("Licence of sd15: CreativeML OpenRAIL-M")
-    total = sum(len(d) for d in repo.files.values())
+    total = sum(len(repo.files[n]) for n in spec.files)
     last = [e.preview for e in events if e.preview is not None][-1]
     assert last.done_bytes == last.total_bytes == total and result.bytes_downloaded == total
     assert " at " in events[-1].message and "of" in events[-1].message
@@ -135,7 +135,9 @@ def test_stop_mid_file_keeps_no_file_and_the_next_run_resumes_it(hub, settings, 
 
     with pytest.raises(Cancelled):
         for item in dl.download(spec, token, settings):
-            if isinstance(item, ProgressEvent) and item.preview is not None and item.preview.file == name:
+            # stop once the first bytes of the weights have arrived (the server holds the rest back until then)
+            p = item.preview if isinstance(item, ProgressEvent) else None
+            if p is not None and p.file == name and p.done_bytes > len(repo.files["config.json"]):
                 token.cancel()
                 repo.release.set()
 
@@ -190,7 +192,7 @@ def test_a_repo_or_file_that_is_not_there_is_404_not_missing(hub, settings):
 def test_a_disk_too_small_stops_before_any_byte_with_how_much_to_free(hub, settings, monkeypatch):
     spec = default_registry().get("controlnet-sd15-depth")
     repo = hub.repos[spec.location] = published(spec)
-    need = sum(len(d) for d in repo.files.values())
+    need = sum(len(repo.files[n]) for n in spec.files)
     usage = type("Usage", (), {"total": 10**12, "used": 0, "free": need - 2**20 // 4})
     monkeypatch.setattr(dl.shutil, "disk_usage", lambda path: usage)
     with pytest.raises(DownloadError) as info:
@@ -222,3 +224,23 @@ def test_resolve_with_downloads_allowed_raises_the_clear_error_not_missing(hub, 
     hub.repos[spec.location].gated = False
     found = default_registry().resolve(spec.id, online)
     assert found.where == "downloaded" and (found.path / "pytorch_lora_weights.safetensors").is_file()
+
+
+def test_the_fp16_variant_downloads_alone_and_resolves_as_fp16(hub, settings):
+    spec = default_registry().get("controlnet-sd15-depth")
+    repo = hub.repos[spec.location] = published(spec)
+    result, _ = run_variant(spec, settings, "fp16")
+    assert result.variant == "fp16" and result.files == ["config.json", "diffusion_pytorch_model.fp16.safetensors"]
+    assert hub.ranges("diffusion_pytorch_model.safetensors") == []  # the fp32 weights were not fetched
+    assert (result.folder / "diffusion_pytorch_model.fp16.safetensors").read_bytes() == repo.files[
+        "diffusion_pytorch_model.fp16.safetensors"]
+    found = default_registry().resolve(spec.id, settings)
+    assert found.variant == "fp16" and model_status(spec, settings).present
+    assert dl.verify_download(result.folder) == []
+
+    with pytest.raises(DownloadError, match="publishes no fp16 weights"):
+        run_variant(default_registry().get("depth-any-video"), settings, "fp16")
+
+
+def run_variant(spec, settings, variant):
+    return run_to_result(dl.download(spec, None, settings, variant=variant)), None

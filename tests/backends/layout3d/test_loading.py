@@ -42,3 +42,24 @@ def test_sd_controlnet_folder_layout_loads(tmp_path):
     pipe.scheduler = loaded.scheduler
     assert out.shape == (1, 32, 32, 3) and abs(
         out - pipe("a red cube", depth, generator=torch.Generator().manual_seed(0), **kw).images).max() < 1e-5
+
+
+def test_the_fp16_variant_files_of_the_published_repos_load(tmp_path):
+    """Folders holding only the repos' fp16 weight files (``*.fp16.safetensors``, what `models download --fp16`
+    fetches) load with the variant the registry found, and give what the saved parts give."""
+    from backends.common.registry import ResolvedModel, default_registry, fp16_variant
+
+    pipe = tiny_pipeline(controlnet=True)
+    for part in ("vae", "unet", "text_encoder"):
+        getattr(pipe, part).save_pretrained(tmp_path / "sd" / part, variant="fp16")
+    pipe.tokenizer.save_pretrained(tmp_path / "sd" / "tokenizer")
+    pipe.controlnet.save_pretrained(tmp_path / "cn", variant="fp16")
+    written = {str(p.relative_to(tmp_path / "sd")) for p in (tmp_path / "sd").rglob("*.safetensors")}
+    assert written == {f for f in fp16_variant(default_registry().get("sd15").files) if f.endswith(".safetensors")}
+    assert [p.name for p in (tmp_path / "cn").glob("*.safetensors")] == ["diffusion_pytorch_model.fp16.safetensors"]
+
+    found = ResolvedModel(default_registry().get("sd15"), tmp_path / "sd", "models folder", "fp16")
+    loaded = load_sd_controlnet(tmp_path / "sd", tmp_path / "cn", sd_variant=found.variant, controlnet_variant="fp16")
+    for part in ("unet", "controlnet", "text_encoder"):
+        ours, theirs = getattr(loaded, part).state_dict(), getattr(pipe, part).state_dict()
+        assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
