@@ -53,3 +53,18 @@ def test_the_action_that_loads_it_says_model_not_available(corrupt_assets):
     assert shown.title == "Model not available"
     assert f"Model '{MODEL}' is corrupt" in shown.message and "model.safetensors" in shown.message
     assert f"git checkout -- assets/{MODEL}" in shown.message and str(corrupt_assets) not in shown.message
+
+
+def test_the_tab_names_it_when_its_action_runs(client, corrupt_assets):
+    from gradio_client import handle_file
+
+    from backends.counterfactual.service import _load
+
+    image = ROOT / "app" / "static" / "examples" / "counterfactual" / "cube.png"
+    _load.cache_clear()  # as in a fresh server: the models load (and are verified) on this action
+    try:
+        with pytest.raises(Exception, match=rf"Model '{MODEL}' is corrupt: model\.safetensors has sha256") as info:
+            client.predict(handle_file(str(image)), "counterfactual-bridge", MODEL, api_name="/counterfactual_classify")
+        assert f"git checkout -- assets/{MODEL}" in str(info.value)
+    finally:
+        _load.cache_clear()  # the next test loads the intact models again
