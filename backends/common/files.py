@@ -26,6 +26,11 @@ from pathlib import Path
 
 from .errors import DiskFullError
 
+try:
+    import fcntl
+except ImportError:  # no flock (Windows): a lock file then always counts as held, so cleanup never touches it
+    fcntl = None
+
 PART = ".part-"
 LOCK_NAME = ".lock"
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -123,12 +128,11 @@ class FolderLock:
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        import fcntl
-
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             return False
@@ -159,6 +163,8 @@ def is_locked(folder: str | Path) -> bool:
     folder = Path(folder)
     if not (folder / LOCK_NAME).exists():
         return False
+    if fcntl is None:
+        return True
     probe = FolderLock(folder)
     if probe.acquire():
         os.close(probe._fd)  # keep the (stale) file for the caller to remove; just drop the lock
