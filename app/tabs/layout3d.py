@@ -13,12 +13,13 @@ from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
+from app.components.model_download import download_beside
 from app.components.warmup import warm_up_in_background
 from app.tabs import TabSpec
 from backends.common import jsontext
 from backends.common.errors import Cancelled, InputError
 from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
-from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES
+from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES, MODEL_PARTS
 from backends.synth.scene import COLORS, ROOMS
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
@@ -260,6 +261,7 @@ def build(demo: gr.Blocks) -> None:
                                     info="Embedded: the small model trained here; sd15 (+ LooseControl): the paper's stack once downloaded.")
                 seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed",
                                  info="Same seed, same layout, same settings → the same pictures.")
+            download_beside(model, "l3d", parts=MODEL_PARTS)
             with gr.Row():
                 steps = gr.Slider(2, 50, value=20, step=1, label="DDIM steps (paper: 20)", elem_id="l3d-steps",
                                   info="How many denoising steps make each picture: fewer is faster, rougher.")

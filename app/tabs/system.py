@@ -6,12 +6,13 @@ from dataclasses import asdict
 
 import gradio as gr
 
-from app.components.errors import as_gr_error, user_errors
+from app.components.errors import user_errors
 from app.components.longwork import CANCELS, stream
+from app.components.model_download import download_stream, downloadable
 from app.components.queue_state import queue_state
 from app.tabs import TabSpec
 from backends.common.device import device_report
-from backends.common.errors import Cancelled, DownloadError
+from backends.common.errors import Cancelled
 from backends.common.redact import redact_paths
 from backends.common.registry import STATUS_HEADERS, default_registry, model_status, status_table
 from backends.common.settings import get_settings
@@ -77,7 +78,7 @@ def build(demo: gr.Blocks) -> None:
                     "next Download resumes it. Gated models need their licence accepted on huggingface.co and "
                     "`hf auth login` on this machine first.")
         with gr.Row():
-            download_choice = gr.Dropdown(choices=_downloadable(), label="Model", scale=3,
+            download_choice = gr.Dropdown(choices=downloadable(), label="Model", scale=3,
                                           elem_id="download-choice",
                                           info="A model of the registry that can be fetched from the Hugging Face Hub.")
             download_fp16 = gr.Checkbox(False, label="fp16 weights", elem_id="download-fp16",
@@ -137,12 +138,12 @@ def build(demo: gr.Blocks) -> None:
     @user_errors
     def download_model(model_id: str, fp16: bool, request: gr.Request, progress=gr.Progress()):
         """Download one model (the API's `/download_model`): the licence, then progress lines, then where it is."""
-        yield from _download_stream(model_id, fp16, request, progress)
+        yield from download_stream(model_id, fp16, request, progress)
 
     def _row_download(model_id: str):
         @user_errors
         def download_row(fp16: bool, request: gr.Request, progress=gr.Progress()):
-            yield from _download_stream(model_id, fp16, request, progress)
+            yield from download_stream(model_id, fp16, request, progress)
 
         return download_row
 
@@ -176,11 +177,6 @@ def _models_table() -> list[list]:
     return [[*row[:-1], redact_paths(row[-1])] for row in status_table()]
 
 
-def _downloadable() -> list[str]:
-    """Every registered model that ``models download`` can fetch (the Hub's)."""
-    return [s.id for s in default_registry() if s.source == "hf"]
-
-
 def _missing_downloadable() -> list[tuple[str, str]]:
     """(id, a line naming it, its tab and licence) for each Hub model that is not present."""
     rows = []
@@ -189,43 +185,3 @@ def _missing_downloadable() -> list[tuple[str, str]]:
             rows.append((spec.id, f"**{spec.id}** · {spec.capability} · {len(spec.files)} files from "
                                   f"`{spec.location}` · licence: {spec.license}"))
     return rows
-
-
-def _download_stream(model_id: str, fp16: bool, request: gr.Request | None, progress: gr.Progress | None):
-    """Stream one download into the status text; Stop (this session's) ends it, a failure is shown and raised."""
-    from backends.common.download import download
-
-    spec = default_registry().get(model_id) if model_id else None
-    if spec is None or spec.source != "hf":
-        raise gr.Error(f"Choose a model to download: one of {', '.join(_downloadable())}.", title="Please check the input")
-    token = CANCELS.start(request, "download")
-    licence = ""
-    variant = "fp16" if fp16 and spec.fp16_files else None  # the full weights where no fp16 ones are published
-    try:
-        for kind, value in stream(_with_messages(download(spec, token, variant=variant)), progress):
-            if kind == "preview" and isinstance(value, str):
-                licence = licence or value
-                yield value
-            elif kind == "preview":
-                yield f"{licence}  \n{value.line()}"
-            else:
-                yield (f"{licence}  \n**{spec.id} is ready:** {len(value.files)} files "
-                       f"({value.bytes_downloaded / 2**20:.1f} MB fetched in {value.seconds:.1f} s) in "
-                       f"`{redact_paths(str(value.folder))}`.")
-    except Cancelled:
-        yield f"{licence}  \nStopped: what arrived is kept; press Download again to resume."
-    except DownloadError as e:
-        yield f"**Download failed.** {redact_paths(str(e))}"
-        raise as_gr_error(e) from e
-    finally:
-        CANCELS.finish(request, "download", token)
-
-
-def _with_messages(work):
-    """The licence event (no preview of its own) as a text preview, so the page shows it first."""
-    from backends.common.progress import ProgressEvent
-
-    for item in work:
-        if isinstance(item, ProgressEvent) and item.preview is None:
-            item = ProgressEvent(item.fraction, item.message, preview=item.message)
-        yield item

@@ -11,6 +11,7 @@ from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
+from app.components.model_download import download_beside
 from app.tabs import TabSpec
 from app.tabs.counterfactual import editor_to_image_and_mask
 from backends.common.errors import Cancelled, InputError
@@ -130,6 +131,7 @@ def build(demo: gr.Blocks) -> None:
         steps = gr.Slider(1, 100, value=PRESETS[DEFAULT_MODEL].num_inference_steps, step=1, label="Steps",
                           elem_id="te-steps", info="Denoising steps per image: fewer is faster and rougher.")
     model_md = gr.Markdown(elem_id="te-model-info")
+    download_beside(model, "te")
     with gr.Row():
         gen_btn = gr.Button("Generate", variant="primary", elem_id="te-generate")
         stop_btn = gr.Button("Stop", variant="stop", elem_id="te-stop")

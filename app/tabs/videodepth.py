@@ -12,6 +12,7 @@ from app.components.downloads import new_output_dir, servable
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.longwork import CANCELS, stream
+from app.components.model_download import download_beside
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
 from backends.common.imageio import upscale
@@ -129,6 +130,7 @@ def build(demo: gr.Blocks) -> None:
             estimate = gr.Markdown("Upload a video to see the time and memory a run takes.", elem_id="vd-estimate")
             model = gr.Dropdown(model_choices(), value="videodepth-embedded", label="Model", elem_id="vd-model",
                                 info="Embedded: the small model trained here; the others: the paper's once downloaded.")
+            download_beside(model, "vd")
             with gr.Row():
                 max_side = gr.Dropdown(RESOLUTIONS, value=64, label="Max resolution (longer side; embedded: 64)",
                                        elem_id="vd-res",

@@ -64,3 +64,6 @@ SPECS = [
 
 DEFAULT_MODEL = "layout3d-embedded"
 MODEL_CHOICES = (DEFAULT_MODEL, "sd15", "sd15-loosecontrol")
+# The registered models each choice loads (load_for): what a Download beside the choice fetches.
+MODEL_PARTS = {"sd15": ("sd15", "controlnet-sd15-depth"),
+               "sd15-loosecontrol": ("sd15", "controlnet-sd15-depth", "loose-control-3dbox")}

@@ -92,3 +92,21 @@ def test_download_beside_a_missing_model_shows_licence_progress_and_then_it_is_p
     expect(status).to_contain_text("Licence of controlnet-sd15-depth: OpenRAIL")
     expect(button).to_have_count(0, timeout=30_000)  # present now: its row is gone
     expect(page.locator("#download-sd3-medium")).to_be_visible()
+
+
+def test_download_beside_a_tabs_model_choice_fetches_what_the_choice_needs(hub, page):
+    from backends.common.registry import default_registry
+    from tests.backends.common.test_download import published
+
+    spec = default_registry().get("depth-any-video")
+    hub.repos[spec.location] = published(spec, weight_bytes=2048)
+    page.get_by_role("tab", name="Video Depth").click()
+    row = page.locator("#vd-download-row")
+    expect(row).to_be_hidden()  # the embedded default is present
+    page.locator("#vd-model input").click()
+    page.get_by_role("option", name=re.compile(r"^depth-any-video")).click()
+    expect(row).to_be_visible(timeout=30_000)
+    expect(page.locator("#vd-download-what")).to_contain_text("needs depth-any-video")
+    page.locator("#vd-download").click()
+    expect(page.locator("#vd-download-status")).to_contain_text("depth-any-video is ready", timeout=60_000)
+    expect(row).to_be_hidden(timeout=30_000)
