@@ -31,6 +31,7 @@ MAX_PROMPT = 200
 NEW_BOX_SIZE = (0.7, 0.7, 0.7)  # what Add box places (the editor's default box)
 FREE_GAP = 0.1  # metres kept between a new box's footprint and the others'
 OCCLUSION_COST = 5.0  # a new box hiding all of one other box in the picture weighs as 5 m farther from the middle
+ROOMY_GAP = 0.5  # up to this gap, more room around a new box is worth twice its distance from the middle
 
 
 @dataclass(frozen=True)
@@ -160,9 +161,10 @@ def free_floor_spot(layout: Layout, size: tuple[float, float, float] = NEW_BOX_S
     Candidates lie on a grid over the room's floor, kept where the whole box is inside the room and
     in the camera's view (a box placed out of view would be generated unseen). Of those whose
     footprint keeps ``gap`` from every existing footprint, the best hides least of the others in the
-    picture (screen-box overlap, as a share of the new box's) and then stands nearest the middle of
-    the floor the model was trained on; when none is clear, the one that overlaps least on the floor
-    (largest signed clearance). Deterministic.
+    picture (screen-box overlap, as a share of the new box's), then has room around it (up to
+    ``ROOMY_GAP``: boxes that nearly touch are harder to keep apart stage by stage) and stands near
+    the middle of the floor the model was trained on; when none is clear, the one that overlaps
+    least on the floor (largest signed clearance). Deterministic.
     """
     from .data import FLOOR_X, FLOOR_Y
 
@@ -190,7 +192,8 @@ def free_floor_spot(layout: Layout, size: tuple[float, float, float] = NEW_BOX_S
     dist = np.hypot(cx - (FLOOR_X[0] + FLOOR_X[1]) / 2, cy - (FLOOR_Y[0] + FLOOR_Y[1]) / 2)
     clear = clearance >= gap
     if clear.any():
-        i = int(np.argmin(np.where(clear, OCCLUSION_COST * hidden + dist, np.inf)))
+        roomy = np.minimum(clearance, ROOMY_GAP)
+        i = int(np.argmin(np.where(clear, OCCLUSION_COST * hidden + dist - 2 * roomy, np.inf)))
     else:
         i = int(np.argmax(clearance - 1e-6 * dist))
     return round(float(cx[i]), 3), round(float(cy[i]), 3)

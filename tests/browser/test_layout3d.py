@@ -65,7 +65,10 @@ def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
     expect(status).to_contain_text("Stage 2: insert box 2", timeout=180_000)
     before = np.asarray(Image.open(io.BytesIO(download(page, "stage02.png"))).convert("RGB"))
 
-    # drag box 2 across the floor, towards the camera and the middle
+    # drag box 2 across the floor, towards the camera and the middle; box 1 is clicked first so that the
+    # gizmo (on box 2 since it was added) does not catch the drag and move it along one axis only
+    first = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(0)")
+    page.mouse.click(first["x"], first["y"])
     pos = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(1)")
     page.mouse.move(pos["x"], pos["y"])
     page.mouse.down()
