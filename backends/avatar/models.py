@@ -35,6 +35,14 @@ SPECS = [
     ),
     ModelSpec(
         id="anny-body", capability="avatar", kind="body-model", source="package", location="anny",
+        files=("data/mpfb2/3dobjs/base.obj", "data/mpfb2/rigs/standard/rig.default.json",
+               "data/mpfb2/rigs/standard/weights.default.json"),  # the mesh and rig its build reads (anny 0.6.2)
+        sha256={
+            "data/mpfb2/3dobjs/base.obj": "8e761e6624b8f54536409135d1636da63b32486a90d4897f84e121d144f6fb4c",
+            "data/mpfb2/rigs/standard/rig.default.json": "8b949de35c2dd70dbb5094e57a8586c3b9a9f650775a293212581a8f67be6797",
+            "data/mpfb2/rigs/standard/weights.default.json":
+                "c3df45e2f2165663b483b7fa3dfed6f1bd5e2dd48d8825308de1a8453a88b111",
+        },
         license="Apache-2.0 (code), CC0 (MakeHuman/MPFB2 assets)",
         description="anny body model (NAVER, pip package `anny`): posing and body shape. Its model data is "
                     "built from the package on first use (about a minute, offline, deterministic) into the "
