@@ -26,6 +26,7 @@ import pkgutil
 import sys
 import threading
 import time
+import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 
@@ -102,6 +103,9 @@ def start_preload(packages: Iterable[str] = ("backends",)) -> threading.Thread:
     return thread
 
 
+_NOT_MODELS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.ModuleType, functools.partial)
+
+
 def meta_tensors(obj, depth: int = 5) -> list[str]:
     """Names of the parameters and buffers on the 'meta' device of every ``torch.nn.Module`` reachable
     from ``obj``: itself, a pipeline's components, the fields of a dataclass or an object, the items of a
@@ -131,7 +135,7 @@ def meta_tensors(obj, depth: int = 5) -> list[str]:
             items = enumerate(x)
         elif dataclasses.is_dataclass(x):
             items = ((f.name, getattr(x, f.name, None)) for f in dataclasses.fields(x))
-        elif hasattr(x, "__dict__") and not callable(x):
+        elif hasattr(x, "__dict__") and not isinstance(x, _NOT_MODELS):  # a pipeline, a wrapper, a model holder
             items = vars(x).items()
         else:
             return

@@ -68,15 +68,23 @@ def test_meta_tensors_are_found_through_pipelines_dataclasses_and_containers():
         pipeline: object
         size: int
 
-    class Pipe:
+    class Pipe:  # callable, as a pipeline is
         def __init__(self, unet):
             self.unet, self.name = unet, "p"
+
+        def __call__(self, prompt):
+            return self.unet
 
     with torch.device("meta"):
         bad = torch.nn.Linear(2, 2)
     models = Models(Pipe(torch.nn.ModuleDict({"down": bad})), 8)
     assert meta_tensors(models) == ["pipeline.unet.down.weight", "pipeline.unet.down.bias"]
     assert meta_tensors((Pipe(torch.nn.Linear(2, 2)), {"x": torch.zeros(1)})) == []
+    from diffusers import DDIMScheduler
+
+    from tests.backends.common.test_pipecopy import TinyPipe
+
+    assert meta_tensors({"pipe": TinyPipe(bad, DDIMScheduler())}) == ["pipe.unet.weight", "pipe.unet.bias"]
     with pytest.raises(ModelBuildError, match="2 weight"):
         check_built(models, "the test model")
 
