@@ -125,7 +125,7 @@ def _models_list() -> int:
 
 
 def _models_check(names: list[str]) -> int:
-    from backends.common.registry import default_registry, model_status
+    from backends.common.registry import absent_word, default_registry, model_status
     from backends.common.settings import get_settings
 
     registry = default_registry()
@@ -139,8 +139,8 @@ def _models_check(names: list[str]) -> int:
             print(f"ok       {spec.id}  ({st.path})")
             continue
         failed += 1
-        what = "missing" if st.problem == "missing" else "corrupt"
-        print(f"{what:8} {spec.id}: {st.problem if what == 'corrupt' else 'not found'}", file=sys.stderr)
+        what = absent_word(st.problem)
+        print(f"{what:8} {spec.id}: {'not found' if what == 'missing' else st.problem}", file=sys.stderr)
         for place in st.searched:
             print(f"           looked in {place}", file=sys.stderr)
         print(f"           how to get it: {spec.instructions(get_settings())}", file=sys.stderr)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Cancelled, DownloadError
-from .files import is_disk_full, write_text
+from .files import FolderLock, is_disk_full, write_text
 from .progress import CancelToken, ProgressEvent, check_cancelled, stream_reports
 from .registry import ModelSpec, sha256_file
 from .settings import Settings, get_settings
@@ -121,11 +121,18 @@ def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings:
         _check_space(spec, folder, todo)
         tracker = _Tracker(spec.id, sum(f.size for f in remote), sum(f.size for f in remote if f not in todo), report)
         bar = _bar_class(tracker)
-        for f in todo:
-            check_cancelled()
-            tracker.file = f.path
-            _fetch(spec, f, folder, endpoint, info.sha, token, bar, tracker)
-            tracker.finish_file(f.size)
+        lock = FolderLock(partial_path(folder, "x").parent)  # one download per model folder, across processes
+        if todo and not lock.acquire():
+            raise DownloadError(spec.id, "busy", "it is being downloaded right now (another window, tab or "
+                                                 "command); wait for that download to finish.")
+        try:
+            for f in todo:
+                check_cancelled()
+                tracker.file = f.path
+                _fetch(spec, f, folder, endpoint, info.sha, token, bar, tracker)
+                tracker.finish_file(f.size)
+        finally:
+            lock.release()
     manifest = {"model": spec.id, "repo": spec.location, "revision": info.sha, "license": spec.license,
                 "variant": variant,
                 "files": {f.path: {"size": f.size, "sha256": f.sha256} for f in remote}}

@@ -193,10 +193,22 @@ def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStat
     try:
         found = resolve(spec, offline)
     except ModelMissingError as e:
-        return ModelStatus(spec, False, None, e.searched, "missing")
+        return ModelStatus(spec, False, None, e.searched, _partly(spec, settings) or "missing")
     except ModelCorruptError as e:
         return ModelStatus(spec, False, None, [str(p) for _, p in _candidates(spec, settings)], "; ".join(e.problems))
     return ModelStatus(spec, True, found.path, [f"{found.path} ({found.where})"], None, _size_mb(found.path, found.files))
+
+
+def _partly(spec: ModelSpec, settings: Settings) -> str | None:
+    """For a Hub model that is not present: whether a download of it was started (files or ``.partial/``)."""
+    if spec.source != "hf":
+        return None
+    folder = settings.models_dir / spec.location
+    have = [f for f in spec.files if (folder / f).is_file()]
+    if not have and not any((folder / ".partial").rglob("*.part")):
+        return None
+    return (f"partly downloaded ({len(have)} of {len(spec.files)} files): run `iclr25-studio models download "
+            f"{spec.id}` to resume")
 
 
 def _candidates(spec: ModelSpec, settings: Settings) -> list[tuple[str, Path]]:
@@ -318,7 +330,14 @@ def status_table(registry: ModelRegistry | None = None, settings: Settings | Non
     for spec in registry:
         st = model_status(spec, settings)
         size = st.size_mb if st.size_mb is not None else spec.size_mb
-        present = "yes" if st.present else ("corrupt" if st.problem and st.problem != "missing" else "missing")
+        present = "yes" if st.present else absent_word(st.problem)
         rows.append([spec.id, spec.capability, spec.kind, f"{spec.source}: {spec.location}", present,
                      None if size is None else round(size, 1), spec.license, " | ".join(st.searched)])
     return rows
+
+
+def absent_word(problem: str | None) -> str:
+    """The registry table's word for a model that is not usable: missing, partial (a download to resume) or corrupt."""
+    if not problem or problem == "missing":
+        return "missing"
+    return "partial" if problem.startswith("partly downloaded") else "corrupt"

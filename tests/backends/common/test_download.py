@@ -146,6 +146,11 @@ def test_stop_mid_file_keeps_no_file_and_the_next_run_resumes_it(hub, settings, 
     kept = part.stat().st_size
     assert 0 < kept < len(repo.files[name])
     assert not (folder / name).exists() and model_status(spec, settings).present is False
+    st = model_status(spec, settings)
+    assert "partly downloaded (1 of 2 files)" in st.problem and f"models download {spec.id}" in st.problem
+    from backends.common.registry import ModelRegistry, status_table
+
+    assert status_table(ModelRegistry([spec]), settings)[0][4] == "partial"
 
     result, _ = run(spec, settings)
     assert hub.ranges(name)[-1] == f"bytes={kept}-"
@@ -244,3 +249,20 @@ def test_the_fp16_variant_downloads_alone_and_resolves_as_fp16(hub, settings):
 
 def run_variant(spec, settings, variant):
     return run_to_result(dl.download(spec, None, settings, variant=variant)), None
+
+
+def test_a_second_download_of_the_same_model_at_once_is_refused(hub, settings):
+    from backends.common.files import FolderLock
+
+    spec = default_registry().get("controlnet-sd15-depth")
+    hub.repos[spec.location] = published(spec)
+    held = FolderLock(dl.partial_path(settings.models_dir / spec.location, "x").parent)
+    assert held.acquire()
+    try:
+        with pytest.raises(DownloadError, match="being downloaded right now") as info:
+            run(spec, settings)
+        assert info.value.kind == "busy"
+    finally:
+        held.release()
+    result, _ = run(spec, settings)
+    assert model_status(spec, settings).present and result.bytes_downloaded > 0
