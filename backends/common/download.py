@@ -326,10 +326,15 @@ def _explain(spec: ModelSpec, folder: Path, exc: BaseException) -> DownloadError
 
 
 def _is_network(e: BaseException) -> bool:
-    import httpx
+    """A transport failure of any of the HTTP stacks huggingface_hub may use (httpx, its httpx2 fork), a refused
+    connection, a name that does not resolve, a timeout, or a file that came short."""
+    import socket
+
     from huggingface_hub.errors import LocalEntryNotFoundError
 
-    return isinstance(e, (httpx.TransportError, ConnectionError, TimeoutError, LocalEntryNotFoundError)) or (
+    names = {c.__name__ for c in type(e).__mro__}
+    return bool(names & {"TransportError", "NetworkError", "TimeoutException"}) or isinstance(
+        e, (ConnectionError, TimeoutError, socket.gaierror, LocalEntryNotFoundError)) or (
         isinstance(e, OSError) and "consistency check failed" in str(e).lower())
 
 

@@ -266,3 +266,13 @@ def test_a_second_download_of_the_same_model_at_once_is_refused(hub, settings):
         held.release()
     result, _ = run(spec, settings)
     assert model_status(spec, settings).present and result.bytes_downloaded > 0
+
+
+def test_a_hub_name_that_does_not_resolve_is_no_network(monkeypatch, settings):
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://hub.invalid")  # .invalid never resolves (RFC 2606)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with pytest.raises(DownloadError) as info:
+        run(default_registry().get("controlnet-sd15-depth"), settings)
+    assert info.value.kind == "network"
