@@ -96,10 +96,16 @@ def test_download_beside_a_missing_model_shows_licence_progress_and_then_it_is_p
 
 def test_download_beside_a_tabs_model_choice_fetches_what_the_choice_needs(hub, page):
     from backends.common.registry import default_registry
+    from backends.common.settings import get_settings
     from tests.backends.common.test_download import published
 
     spec = default_registry().get("depth-any-video")
-    hub.repos[spec.location] = published(spec, weight_bytes=2048)
+    repo = hub.repos[spec.location] = published(spec, weight_bytes=2048)
+    folder = get_settings().models_dir / spec.location
+    for name in spec.files:  # only the configs are here: that is not the model
+        if name.endswith(".json"):
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(repo.files[name])
     page.get_by_role("tab", name="Video Depth").click()
     row = page.locator("#vd-download-row")
     expect(row).to_be_hidden()  # the embedded default is present
@@ -110,3 +116,5 @@ def test_download_beside_a_tabs_model_choice_fetches_what_the_choice_needs(hub, 
     page.locator("#vd-download").click()
     expect(page.locator("#vd-download-status")).to_contain_text("depth-any-video is ready", timeout=60_000)
     expect(row).to_be_hidden(timeout=30_000)
+    fetched = {p.rsplit("/", 1)[-1] for m, p, _ in hub.log if m == "GET" and "/resolve/" in p}
+    assert fetched == {"diffusion_pytorch_model.safetensors"}  # the configs already here were kept
