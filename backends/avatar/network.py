@@ -41,6 +41,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from backends.common.progress import check_cancelled
+
 from .body import CoarseTemplate, Phenotype, coarse_template, load_template, rest_body, save_template, skin
 from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
 from .pose import Pose, pose_transforms
@@ -199,7 +201,9 @@ class Reconstructor(nn.Module):
         for _ in range(n_iters or c.n_iters):
             with torch.no_grad():
                 rendered = self._render_into_views([self.avatar(xyz[i], params[i]) for i in range(b)], views)
+                check_cancelled()  # a Stop of the work this runs for: between the parts of an iteration
                 render_maps = self.encoder(*rendered)
+            check_cancelled()
             xyz, embed, params = self._update(xyz, embed, views, input_maps, render_maps, visibility)
             history.append([self.avatar(xyz[i], params[i]) for i in range(b)])
         return history
@@ -209,6 +213,7 @@ class Reconstructor(nn.Module):
         rgbs, alphas = [], []
         for i, avatar in enumerate(avatars):
             for j in range(n):
+                check_cancelled()
                 out = render(avatar.gaussians(views.transforms[i, j]), views.viewmats[i, j], views.Ks[i, j], w, h,
                              backend="torch")
                 rgbs.append(out.rgb.clamp(0, 1))

@@ -120,14 +120,21 @@ def copy_pipeline(pipe: TextEditPipeline) -> TextEditPipeline:
     return out
 
 
-def evaluate(pipe: TextEditPipeline, request: Sampling, n_words: int, template: str) -> tuple[OcrScores, list[str]]:
-    """Generate ``n_words`` held-out words and read them (rapidocr)."""
+def evaluate(pipe: TextEditPipeline, request: Sampling, n_words: int, template: str,
+             cancel: CancelToken | None = None) -> tuple[OcrScores, list[str]]:
+    """Generate ``n_words`` held-out words and read them (rapidocr); ``cancel`` is checked at every
+    denoising step (up to 66 words of many steps: a Stop must not wait for them)."""
     from .data import HELD_OUT_WORDS
+
+    def check(pipe_, i, t, tensors):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        return {}
 
     words = list(np.random.default_rng(request.seed).permutation(HELD_OUT_WORDS)[:n_words])
     reads = []
     for w in words:
-        img = to_uint8(pipe(prompt_for(template, w), **request.pipe_kwargs()).images)[0]
+        img = to_uint8(pipe(prompt_for(template, w), callback_on_step_end=check, **request.pipe_kwargs()).images)[0]
         reads.append(read(img, "rapidocr").text)
     return ocr_scores(reads, words), words
 
@@ -158,7 +165,7 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
     modules = target_layers(base, request.target, localized, request.seed)
     pipe = copy_pipeline(base)
     yield ProgressEvent(0.02, f"generating {request.eval_words} held-out words before training")
-    before, _ = evaluate(pipe, request, request.eval_words, request.template)
+    before, _ = evaluate(pipe, request, request.eval_words, request.template, cancel)
     torch.manual_seed(request.seed)
     with BUILD_LOCK:  # new modules: never while another thread builds a model under empty weights
         pipe.unet.add_adapter(lora_config(modules, request.rank))
@@ -186,7 +193,7 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
         yield ProgressEvent(0.1 + 0.7 * (step + 1) / request.train_steps,
                             f"LoRA ({request.target}) step {step + 1}/{request.train_steps}, loss {losses[-1]:.4f}")
     yield ProgressEvent(0.82, "generating held-out words after training")
-    after, words = evaluate(pipe, request, request.eval_words, request.template)
+    after, words = evaluate(pipe, request, request.eval_words, request.template, cancel)
     adapter = save_adapter_bytes(get_peft_model_state_dict(pipe.unet), modules, request)
     card = service.run_card("finetune", request, base, target_modules=modules, eval_words=words)
     yield FinetuneResult(request.target, modules, trainable, trainable / total, before, after, losses, adapter,
