@@ -276,3 +276,42 @@ def test_a_hub_name_that_does_not_resolve_is_no_network(monkeypatch, settings):
     with pytest.raises(DownloadError) as info:
         run(default_registry().get("controlnet-sd15-depth"), settings)
     assert info.value.kind == "network"
+
+
+def test_a_disk_that_fills_mid_download_says_free_space_and_the_next_run_completes(hub, settings, monkeypatch):
+    import builtins
+    import errno
+
+    spec = default_registry().get("controlnet-sd15-depth")
+    repo = hub.repos[spec.location] = published(spec)
+    name = "diffusion_pytorch_model.safetensors"
+
+    class FillingUp:  # the .part file of the weights: the disk is full after 50 kB
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, data):
+            if self.f.tell() + len(data) > 50_000:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.f.write(data)
+
+        def __getattr__(self, key):
+            return getattr(self.f, key)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    real_open = builtins.open
+    monkeypatch.setattr(dl, "open", lambda path, mode="r", *a, **k: FillingUp(real_open(path, mode, *a, **k))
+                        if str(path).endswith(name + ".part") else real_open(path, mode, *a, **k), raising=False)
+    with pytest.raises(DownloadError) as info:
+        run(spec, settings)
+    assert info.value.kind == "disk" and "free some space" in str(info.value)
+    assert model_status(spec, settings).present is False
+
+    monkeypatch.setattr(dl, "open", real_open, raising=False)
+    result, _ = run(spec, settings)
+    assert (result.folder / name).read_bytes() == repo.files[name]
