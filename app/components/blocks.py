@@ -5,7 +5,8 @@ and preprocessed), and with ``show_error`` its own errors reach the person verba
 was never uploaded is answered with the server's working directory ("Cannot move /srv/app/x.png …"),
 an image that does not decode with its path in Gradio's cache. Here a path that was not uploaded is
 said so without naming one, and any other reading error goes through :func:`redact_paths`, with
-Gradio's upload folder written as ``uploads``.
+Gradio's upload folder written as ``uploads``. Every failed event's message is also kept for the
+error note its status line shows (:mod:`app.components.failures`).
 """
 
 from __future__ import annotations
