@@ -128,7 +128,7 @@ def check(results: dict) -> list[str]:
         return problems
     gallery, status, payload, _ = results["avatar"]
     assert len(gallery) == 2 and "Gaussians in" in status and json.loads(payload)["count"] > 1000
-    assert "48 frame(s)" in results["videodepth"] and "64×64" in results["videodepth"]
+    assert "16 frame(s)" in results["videodepth"] and "64×64" in results["videodepth"]
     assert "textedit-embedded" in results["textedit"][3]
     assert [s["kind"] for s in results["layout3d"][4]["stages"]] == ["empty", "insert"]
     assert results["cf-classify"][1]["label"] == "cube"
