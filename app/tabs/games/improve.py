@@ -103,7 +103,8 @@ info="Same seed and settings → the same run.")
             CANCELS.finish(request, "strategist", token)
 
     def on_stop_improve(request: gr.Request) -> str:
-        return ("Stopping (at the next evaluation game or LLM call)…" if CANCELS.cancel(request, "strategist")
+        # the LLM stops between tokens, the games between search batches, a sandboxed strategy is killed
+        return ("Stopping…" if CANCELS.cancel(request, "strategist")
                 else "Nothing is running.")
 
     @user_errors
