@@ -181,3 +181,15 @@ class HubServer:
         h.end_headers()
         if method != "HEAD":
             h.wfile.write(body)
+
+
+def published(spec, weight_bytes=150_000) -> Repo:
+    """A repo in the published layout of a registry spec (every file of ``files`` and ``fp16_files``): weights as
+    deterministic bytes of about ``weight_bytes``, the rest small JSON."""
+    files = {}
+    for i, name in enumerate(dict.fromkeys(spec.files + spec.fp16_files)):
+        if name.endswith((".safetensors", ".bin", ".model")):
+            files[name] = hashlib.sha256(name.encode()).digest() * (weight_bytes // 32 + i)
+        else:
+            files[name] = f'{{"_name": "{name}"}}'.encode()
+    return Repo(files=files)

@@ -50,8 +50,7 @@ def test_models_download_fetches_with_progress_and_check_verifies_the_published_
     import os
 
     from backends.common.registry import default_registry
-    from tests.backends.common.test_download import published
-    from tests.hubserver import HubServer
+    from tests.hubserver import HubServer, published
 
     hub = HubServer()
     try:

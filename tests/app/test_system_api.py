@@ -115,7 +115,7 @@ def hub(monkeypatch):
 def test_download_model_fetches_a_missing_model_and_the_table_shows_it(client, hub):
     from backends.common.registry import default_registry
     from backends.common.settings import get_settings
-    from tests.backends.common.test_download import published
+    from tests.hubserver import published
 
     spec = default_registry().get("controlnet-sd15-depth")
     repo = hub.repos[spec.location] = published(spec)
@@ -133,7 +133,7 @@ def test_download_model_fetches_a_missing_model_and_the_table_shows_it(client, h
 
 def test_download_model_of_a_gated_repo_says_what_to_do(client, hub):
     from backends.common.registry import default_registry
-    from tests.backends.common.test_download import published
+    from tests.hubserver import published
 
     spec = default_registry().get("if-stage1")
     repo = hub.repos[spec.location] = published(spec, weight_bytes=64)

@@ -71,7 +71,7 @@ def hub(monkeypatch):
 
 def test_download_beside_a_missing_model_shows_licence_progress_and_then_it_is_present(hub, page):
     from backends.common.registry import default_registry
-    from tests.backends.common.test_download import published
+    from tests.hubserver import published
 
     spec = default_registry().get("controlnet-sd15-depth")
     hub.repos[spec.location] = published(spec)
@@ -97,7 +97,7 @@ def test_download_beside_a_missing_model_shows_licence_progress_and_then_it_is_p
 def test_download_beside_a_tabs_model_choice_fetches_what_the_choice_needs(hub, page):
     from backends.common.registry import default_registry
     from backends.common.settings import get_settings
-    from tests.backends.common.test_download import published
+    from tests.hubserver import published
 
     spec = default_registry().get("depth-any-video")
     repo = hub.repos[spec.location] = published(spec, weight_bytes=2048)

@@ -14,7 +14,7 @@ from backends.common.errors import Cancelled, DownloadError
 from backends.common.progress import CancelToken, ProgressEvent, run_to_result
 from backends.common.registry import default_registry, model_status
 from backends.common.settings import Settings
-from tests.hubserver import BAD_TOKEN, HubServer, Repo
+from tests.hubserver import BAD_TOKEN, HubServer, published
 
 
 @pytest.fixture
@@ -33,17 +33,6 @@ def hub(monkeypatch):
 @pytest.fixture
 def settings(tmp_path):
     return Settings(assets_dir=tmp_path / "assets", models_dir=tmp_path / "models", offline=True)
-
-
-def published(spec, weight_bytes=150_000) -> Repo:
-    """A repo with every file the spec lists: weights as random-looking bytes, the rest small JSON/text."""
-    files = {}
-    for i, name in enumerate(dict.fromkeys(spec.files + spec.fp16_files)):
-        if name.endswith((".safetensors", ".bin", ".model")):
-            files[name] = hashlib.sha256(name.encode()).digest() * (weight_bytes // 32 + i)
-        else:
-            files[name] = f'{{"_name": "{name}"}}'.encode()
-    return Repo(files=files)
 
 
 def run(spec, settings, cancel=None, token=None):
