@@ -22,7 +22,25 @@ def clean(result):
     return [[v0, v1], {str(k): (float(v) if isinstance(v, int | float) else str(v)[:200]) for k, v in items}]
 
 
+def watch_owner():
+    """End this worker when the process that started it is gone (killed with a stopped job's pool, say):
+    the worker runs in a session of its own, so nothing else would stop a strategy that loops."""
+    import os
+    import threading
+    import time
+
+    owner = os.getppid()
+
+    def watch():
+        while os.getppid() == owner:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
+    watch_owner()
     fn = None
     for line in sys.stdin:
         try:

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -137,6 +138,35 @@ def test_a_slow_strategy_in_the_sandbox_stops_and_its_worker_is_killed():
     assert time.monotonic() - when["t"] < STOP_WITHIN_S
     assert fn._proc is None  # closed: its worker was killed and reaped
     assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_sandbox_worker(p)]
+
+
+def test_a_sandbox_worker_ends_when_the_process_that_owns_it_is_killed():
+    """A stopped job's game processes are killed; a strategy looping in their sandbox must not run on."""
+    import subprocess
+    import sys
+
+    owner = subprocess.Popen([sys.executable, "-c", (
+        "from backends.games.strategist.sandbox import SandboxedFunction, SandboxLimits\n"
+        "fn = SandboxedFunction('def evaluate_state(state):\\n    while True:\\n        pass\\n', "
+        "limits=SandboxLimits(seconds_per_call=600))\n"
+        "fn._start(); print(fn._proc.pid, flush=True); fn.evaluate([{}])\n")],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[4])
+    worker = int(owner.stdout.readline())
+    time.sleep(0.5)
+    owner.kill()
+    owner.wait()
+    killed = time.monotonic()
+    while _alive(worker) and time.monotonic() - killed < 10:
+        time.sleep(0.05)
+    assert not _alive(worker) and time.monotonic() - killed < STOP_WITHIN_S
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended (only not yet reaped)
+    except OSError:
+        return False
 
 
 def _is_sandbox_worker(pid: str) -> bool:
