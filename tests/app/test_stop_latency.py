@@ -85,6 +85,7 @@ def _assert_stopped(user: Client, job, stop_api: str, ready: str = "", says: str
     _wait_running(job, ready=ready, after=after)
     doing = _progress(job)
     seconds, said = _stop_latency(user, job, stop_api)
+    print(f"{stop_api}: stopped in {seconds:.2f} s during {doing!r}")  # shown with pytest -s
     assert seconds < STOP_WITHIN_S, f"Stop took {seconds:.1f} s (pressed during: {doing})"
     assert says in said.lower() if says else "/" not in said, said[-400:]
     assert not _workers()
@@ -165,6 +166,7 @@ def test_improve_stops_within_two_seconds(user, monkeypatch, scripted_endpoint, 
         time.sleep(0.05)
     time.sleep(0.5)
     seconds, said = _stop_latency(user, job, "/strategist_stop")
+    print(f"/strategist_stop: stopped in {seconds:.2f} s during {during}")  # shown with pytest -s
     assert seconds < STOP_WITHIN_S, f"Stop took {seconds:.1f} s"
     assert "Stopped after iteration 0" in said and not _workers()
 
@@ -207,3 +209,21 @@ def test_a_client_that_goes_away_stops_its_job_and_frees_the_queue(live_app, mon
         nxt.close()
         gone.close()
         page.close()
+
+
+def test_an_improve_run_whose_page_is_closed_stops(live_app, monkeypatch, scripted_endpoint, request):
+    """Improve runs as a job of its own, beside the shared queue: it too stops when its session ends."""
+    monkeypatch.setenv("GRADIO_HEARTBEAT_INTERVAL", "0.5")
+    ended = threading.Event()
+    request.addfinalizer(ended.set)
+    _slow_llm(scripted_endpoint, monkeypatch, 60.0, ended)
+    gone = Client(live_app[1], verbose=False)
+    job = gone.submit("gops", "good", "strategist", 20, 13, 40, 200, 0, api_name="/strategist_run")
+    _wait_running(job, ready="the LLM writes")
+    session = gone.session_hash
+    assert _workers(session)
+    t0 = time.monotonic()
+    gone.close()
+    while _workers(session) and time.monotonic() - t0 < 60:
+        time.sleep(0.02)
+    assert time.monotonic() - t0 < STOP_WITHIN_S + 1.5, "the abandoned Improve run went on"
