@@ -38,7 +38,11 @@ def anny_cache_dir(settings: Settings | None = None) -> Path:
 def body_model(settings: Settings | None = None):
     """The process's anny model (torch LBS, float64 buffers), built or loaded from the cache once."""
     global _model
-    with _lock:
+    from backends.common.modelbuild import BUILD_LOCK, check_built
+
+    if _model is not None:
+        return _model
+    with BUILD_LOCK:  # anny's build makes torch modules: never beside another thread's empty-weights patch
         if _model is None:
             import anny
             from anny.paths import set_anny_cache_path
@@ -46,7 +50,7 @@ def body_model(settings: Settings | None = None):
             cache = anny_cache_dir(settings)
             cache.mkdir(parents=True, exist_ok=True)
             set_anny_cache_path(cache)
-            _model = anny.Anny(skinning_method="lbs").eval()
+            _model = check_built(anny.Anny(skinning_method="lbs").eval(), "the anny body model")
         return _model
 
 
