@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -54,16 +55,10 @@ class CancelToken:
         """Sleep up to ``timeout`` seconds, waking early on cancel; whether it is cancelled."""
         if self.parent is None:
             return self._event.wait(timeout)
-        deadline = _now() + timeout
-        while not self.cancelled and _now() < deadline:
-            self._event.wait(min(0.05, max(0.0, deadline - _now())))
+        deadline = time.monotonic() + timeout
+        while not self.cancelled and time.monotonic() < deadline:
+            self._event.wait(min(0.05, max(0.0, deadline - time.monotonic())))
         return self.cancelled
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()
 
 
 _CURRENT: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("cancel_token", default=None)
