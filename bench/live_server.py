@@ -65,7 +65,8 @@ class LiveServer:
                                      stderr=subprocess.STDOUT)
         while time.perf_counter() - t0 < timeout:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with code {self.proc.returncode}")
+                tail = self.log.read_text(errors="replace")[-3000:] if self.log and self.log.is_file() else ""
+                raise RuntimeError(f"the server exited with code {self.proc.returncode}: {tail}")
             try:
                 with urllib.request.urlopen(self.url, timeout=2) as r:
                     if r.status == 200:

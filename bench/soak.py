@@ -31,13 +31,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.live_server import ROOT, LiveServer
+from bench.live_server import LiveServer
 from bench.report import RESULTS, markdown_table
+from bench.sample_requests import CF_MODELS, LAYOUT, NEUTRAL_POSE, counterfactual_editor, videodepth_settings
 
-CF_EXAMPLE = ROOT / "app" / "static" / "examples" / "counterfactual" / "cube.png"
-NEUTRAL = [0, 45, 45, 0, 0, 5, 5, 0, 0, 5, 5, 0, 0, 0, 0]
-LAYOUT = {"scene_prompt": "a green lawn under a pale blue sky", "boxes": [
-    {"prompt": "a red cube", "center": [-0.2, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0}]}
 LIGHT_SHARE = 0.7
 BUSY = ("queue is full", "too many", "busy", "try again")
 
@@ -64,24 +61,10 @@ class Tally:
 
 
 def make_inputs(tmp: Path) -> Inputs:
-    import numpy as np
-    from gradio_client import handle_file
-    from PIL import Image
-
     from backends.videodepth.examples import example_clip
 
-    small = np.asarray(Image.open(CF_EXAMPLE).convert("RGB"))
-    Image.fromarray(np.repeat(np.repeat(small, 8, 0), 8, 1)).save(tmp / "bg.png")
-    layer = np.zeros((small.shape[0] * 8, small.shape[1] * 8, 4), np.uint8)
-    layer[64:224, 48:208] = (255, 0, 80, 255)
-    Image.fromarray(layer, "RGBA").save(tmp / "layer.png")
-    editor = {"background": handle_file(str(tmp / "bg.png")), "layers": [handle_file(str(tmp / "layer.png"))],
-              "composite": None}
-    return Inputs(str(example_clip("room A · 48 frames")), str(example_clip("room C · 120 frames")), editor)
-
-
-def vd_settings(max_frames: int = 16, stride: int = 12, baseline: int = 0) -> list:
-    return ["videodepth-embedded", 64, 1, stride, max_frames, "Spectral", baseline, 0, "zero", "auto"]
+    return Inputs(str(example_clip("room A · 48 frames")), str(example_clip("room C · 120 frames")),
+                  counterfactual_editor(tmp))
 
 
 # --- the actions ------------------------------------------------------------------------------------
@@ -89,8 +72,6 @@ def vd_settings(max_frames: int = 16, stride: int = 12, baseline: int = 0) -> li
 def heavy_actions(inputs: Inputs):
     """name → call(client); each checks its result and raises when it is not a real one."""
     from gradio_client import handle_file
-
-    cf = ("counterfactual-bridge", "counterfactual-classifier")
 
     def layout3d(c):
         out = c.predict(json.dumps(LAYOUT), "layout3d-embedded", 3, 3, 3.0, "bas", 0.9, 0.5, "multiply", False,
@@ -102,20 +83,20 @@ def heavy_actions(inputs: Inputs):
         assert "textedit-embedded" in out[3], out[3]
 
     def counterfactual(c):
-        out = c.predict(inputs.editor, "sphere", 1, 6, 1.5, 0.6, 0, *cf, api_name="/counterfactual_generate")
+        out = c.predict(inputs.editor, "sphere", 1, 6, 1.5, 0.6, 0, *CF_MODELS, api_name="/counterfactual_generate")
         assert len(out[3]["samples"]) == 1, out[3]
 
     def avatar(c):
-        gallery, status, payload, _ = c.predict("synthetic", 0, 2, 1, None, None, None, *NEUTRAL,
+        gallery, status, payload, _ = c.predict("synthetic", 0, 2, 1, None, None, None, *NEUTRAL_POSE,
                                                 api_name="/avatar_reconstruct")
         assert json.loads(payload)["count"] > 1000, status
 
     def videodepth_estimate(c):
-        out = c.predict(handle_file(inputs.clip), *vd_settings(), api_name="/videodepth_estimate")
+        out = c.predict(handle_file(inputs.clip), *videodepth_settings(), api_name="/videodepth_estimate")
         assert "64×64" in out, out
 
     def videodepth_run(c):
-        out = c.predict(handle_file(inputs.clip), *vd_settings(), api_name="/videodepth_run")
+        out = c.predict(handle_file(inputs.clip), *videodepth_settings(), api_name="/videodepth_run")
         assert out[5] and out[5].get("frames") == 16, out[5]
 
     return {"layout3d": layout3d, "textedit": textedit, "counterfactual": counterfactual, "avatar": avatar,
@@ -234,7 +215,8 @@ def stop_a_long_run(url: str, inputs: Inputs) -> str:
     from gradio_client import Client, handle_file
 
     c = Client(url, verbose=False, httpx_kwargs={"timeout": 600})
-    job = c.submit(handle_file(inputs.long_clip), *vd_settings(max_frames=120, stride=4), api_name="/videodepth_run")
+    job = c.submit(handle_file(inputs.long_clip), *videodepth_settings(max_frames=120, stride=4),
+                   api_name="/videodepth_run")
     time.sleep(8)
     c.predict(api_name="/videodepth_stop")
     out = job.result(timeout=120)

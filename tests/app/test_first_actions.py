@@ -10,83 +10,31 @@ broken model then stayed cached.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from gradio_client import Client, handle_file
 
-from tests.conftest import free_port
+from bench.live_server import LiveServer
+from bench.sample_requests import (
+    CF_EXAMPLES,
+    CF_MODELS,
+    LAYOUT,
+    NEUTRAL_POSE,
+    counterfactual_editor,
+    videodepth_settings,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 STARTS = 2  # fresh server starts (each ~30-60 s on two busy cores)
-NEUTRAL = [0, 45, 45, 0, 0, 5, 5, 0, 0, 5, 5, 0, 0, 0, 0]
-CF_EXAMPLES = ROOT / "app" / "static" / "examples" / "counterfactual"
-LAYOUT = {"scene_prompt": "a green lawn under a pale blue sky", "boxes": [
-    {"prompt": "a red cube", "center": [-0.2, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0}]}
-
-
-def _link_anny_cache(models_dir: Path) -> None:
-    from backends.avatar import body
-    from backends.common.settings import Settings
-
-    user_cache = body.anny_cache_dir(Settings(models_dir=Settings().models_dir))
-    if not user_cache.is_dir():
-        return
-    mine = body.anny_cache_dir(Settings(models_dir=models_dir))
-    mine.mkdir(parents=True)
-    for entry in user_cache.iterdir():  # anny's built data only (its version folders); nothing derived from it
-        if entry.is_dir():
-            (mine / entry.name).symlink_to(entry, target_is_directory=True)
-
-
-def start_server(tmp: Path) -> tuple[subprocess.Popen, str]:
-    """``launch(build_app())`` in a new process on a free port, with its own empty models and temp folders."""
-    port = free_port()
-    models, temp = tmp / "models", tmp / "gradio"
-    models.mkdir()
-    temp.mkdir()
-    _link_anny_cache(models)
-    env = {**os.environ, "ICLR25_MODELS_DIR": str(models), "GRADIO_TEMP_DIR": str(temp), "HF_HUB_OFFLINE": "1",
-           "GRADIO_ANALYTICS_ENABLED": "False", "ICLR25_PORT": str(port)}
-    code = "from app.main import build_app, launch; launch(build_app(), quiet=True)"
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {proc.stderr.read()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise TimeoutError("the server did not answer within 120 s")
 
 
 def first_actions(url: str, clip: str, tmp: Path) -> dict:
     """Every tab's first action, each from its own client, all submitted at once; name → check(result)."""
-    import numpy as np
-    from PIL import Image
-
     # generous HTTP timeouts: while the server imports torch & co. (GIL-bound) a request may take seconds
     clients = {name: Client(url, verbose=False, httpx_kwargs={"timeout": 180}) for name in
                ("avatar", "videodepth", "textedit", "layout3d", "cf-classify", "cf-generate", "gops")}
-    small = np.asarray(Image.open(CF_EXAMPLES / "cube.png").convert("RGB"))
-    Image.fromarray(np.repeat(np.repeat(small, 8, 0), 8, 1)).save(tmp / "bg.png")
-    layer = np.zeros((small.shape[0] * 8, small.shape[1] * 8, 4), np.uint8)
-    layer[64:224, 48:208] = (255, 0, 80, 255)
-    Image.fromarray(layer, "RGBA").save(tmp / "layer.png")
-    editor = {"background": handle_file(str(tmp / "bg.png")), "layers": [handle_file(str(tmp / "layer.png"))],
-              "composite": None}
-    cf = ("counterfactual-bridge", "counterfactual-classifier")
+    editor, cf = counterfactual_editor(tmp), CF_MODELS
 
     def gops(c):
         board, *_ = c.predict(5, "discard", "descending", "greedy", 100, 0, api_name="/gops_new")
@@ -94,9 +42,9 @@ def first_actions(url: str, clip: str, tmp: Path) -> dict:
         return board
 
     calls = {
-        "avatar": lambda c: c.predict("synthetic", 0, 2, 1, None, None, None, *NEUTRAL, api_name="/avatar_reconstruct"),
-        "videodepth": lambda c: c.predict(handle_file(clip), "videodepth-embedded", 64, 1, 12, 16, "Spectral", 0, 0,
-                                          "zero", "auto", api_name="/videodepth_estimate"),
+        "avatar": lambda c: c.predict("synthetic", 0, 2, 1, None, None, None, *NEUTRAL_POSE,
+                                    api_name="/avatar_reconstruct"),
+        "videodepth": lambda c: c.predict(handle_file(clip), *videodepth_settings(), api_name="/videodepth_estimate"),
         "textedit": lambda c: c.predict("textedit-embedded", "a sign that says", "cat", 0, 4,
                                         api_name="/textedit_generate"),
         "layout3d": lambda c: c.predict(json.dumps(LAYOUT), "layout3d-embedded", 3, 3, 3.0, "bas", 0.9, 0.5,
@@ -148,14 +96,11 @@ def test_every_tabs_first_action_at_the_same_moment_on_fresh_servers(tmp_path):
     for start in range(STARTS):
         run = tmp_path / f"start{start}"
         run.mkdir()
-        proc, url = start_server(run)
+        server = LiveServer(run / "models", run / "gradio", log=run / "server.log")  # empty folders of its own
+        server.start()
         try:
-            problems = check(first_actions(url, clip, run))
+            problems = check(first_actions(server.url, clip, run))
             failures += [f"start {start + 1}: {p}" for p in problems]
         finally:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            server.stop()
     assert not failures, "\n".join(failures)

@@ -14,13 +14,11 @@ from gradio_client import Client, handle_file
 from gradio_client.utils import Status
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parents[2]
-CF = ("counterfactual-bridge", "counterfactual-classifier")
-CF_EXAMPLES = ROOT / "app" / "static" / "examples" / "counterfactual"
-NEUTRAL = [0, 45, 45, 0, 0, 5, 5, 0, 0, 5, 5, 0, 0, 0, 0]
+from bench.sample_requests import CF_EXAMPLES, LAYOUT, counterfactual_editor
+from bench.sample_requests import CF_MODELS as CF
+from bench.sample_requests import NEUTRAL_POSE as NEUTRAL
+
 RUNNING = (Status.PROCESSING, Status.PROGRESS, Status.ITERATING)
-LAYOUT = {"scene_prompt": "a green lawn under a pale blue sky", "boxes": [
-    {"prompt": "a red cube", "center": [-0.2, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0}]}
 
 
 def beside(url: str, heavy, light, max_light: int = 12) -> tuple[object, list]:
@@ -65,13 +63,7 @@ def test_video_depth_estimates_while_a_run_goes(live_app):
 
 
 def test_counterfactual_predictions_while_a_generation_goes(live_app, tmp_path):
-    small = np.asarray(Image.open(CF_EXAMPLES / "cube.png").convert("RGB"))
-    Image.fromarray(np.repeat(np.repeat(small, 8, 0), 8, 1)).save(tmp_path / "bg.png")
-    layer = np.zeros((small.shape[0] * 8, small.shape[1] * 8, 4), np.uint8)
-    layer[64:224, 48:208] = (255, 0, 80, 255)
-    Image.fromarray(layer, "RGBA").save(tmp_path / "layer.png")
-    editor = {"background": handle_file(str(tmp_path / "bg.png")), "layers": [handle_file(str(tmp_path / "layer.png"))],
-              "composite": None}
+    editor = counterfactual_editor(tmp_path)
 
     def light(c, i):
         if i % 2:
