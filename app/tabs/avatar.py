@@ -322,6 +322,7 @@ def build(demo: gr.Blocks) -> None:
             for _, v in stream(service.video(result, req, new_output_dir("avatar"), token), progress):
                 yield str(v.path)
         except Cancelled:
+            gr.Info("Stopped by the user; no video was made (the one shown before, if any, stays).")
             yield gr.update()
         finally:
             CANCELS.finish(request, "avatar", token)

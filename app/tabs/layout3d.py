@@ -351,7 +351,8 @@ def build(demo: gr.Blocks) -> None:
                             guidance_scale=float(guidance_v), method=method_v, blend_fraction=float(blend_v),
                             dsa_start_fraction=float(dsa_v), dsa_masking=masking_v)
 
-    def _stream(work, request, masks_v, progress, layout_too: bool = False):
+    def _stream(work, request, masks_v, progress, layout_too: bool = False,
+                stopped: str = "Stopped by the user; the stages finished before are kept."):
         token = CANCELS.start(request, "layout3d")
         more = (gr.update(),) if layout_too else ()
         try:
@@ -364,8 +365,7 @@ def build(demo: gr.Blocks) -> None:
                     layout = (layout_text(item.last.layout.to_dict()),) if layout_too else ()
                     yield gr.update(), *shown, *layout
         except Cancelled:
-            yield gr.update(), gr.update(), gr.update(), "Stopped by the user; the stages finished before are kept.", \
-                gr.update(), gr.update(), *more
+            yield gr.update(), gr.update(), gr.update(), stopped, gr.update(), gr.update(), *more
         finally:
             CANCELS.finish(request, "layout3d", token)
 
@@ -376,7 +376,10 @@ def build(demo: gr.Blocks) -> None:
 
         req = _request(text, model_v, seed_v, steps_v, guidance_v, method_v, blend_v, dsa_v, masking_v)
         req.validate()
-        yield from _stream(lambda tok: start_scene(req, tok), request, masks_v, progress)
+        # a stopped Generate keeps no part of the new scene: the scene from before (if any) stays current
+        yield from _stream(lambda tok: start_scene(req, tok), request, masks_v, progress,
+                           stopped="Stopped by the user before the new scene was finished; the scene you had before "
+                                   "(if any) is unchanged.")
 
     @user_errors
     def on_next(text, masks_v, request: gr.Request, progress=gr.Progress()):
