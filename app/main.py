@@ -14,6 +14,7 @@ from app.components.blocks import StudioBlocks  # noqa: E402
 from app.components.longwork import end_session  # noqa: E402
 from app.components.warmup import PRELOAD  # noqa: E402
 from app.tabs import all_tabs  # noqa: E402
+from backends.common.memory import limit_arenas, start_trimming  # noqa: E402
 from backends.common.modelbuild import start_preload  # noqa: E402
 from backends.common.settings import Settings, get_settings  # noqa: E402
 
@@ -77,6 +78,9 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
         theme=gr.themes.Soft(),
     )
     options.update(kwargs)
+    # worker threads' freed tensors go back to the system instead of piling up in per-thread heaps
+    limit_arenas(2)
+    start_trimming()
     # torch, diffusers, transformers and the backends are imported once, on one thread, while the page is
     # served; handlers wait for it (app.components.warmup), so no two threads import them for the first time
     imports = start_preload(PRELOAD)

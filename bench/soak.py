@@ -12,7 +12,8 @@ the stopped run must resume by its id to a full result (``restart_recovered``); 
 Measured: errors (any failure other than a clean "busy, try again" refusal of a full queue), light
 actions' latency while heavy work is in flight (p95), heavy actions' wait (submit → result, median),
 the server's memory (RSS with its children) sampled every 2 s — growth from minute 2 of each server
-life to its end, the larger of the two lives — and the growth of every folder the server writes
+life to its end (median of the last minute over median of the first minute after minute 2, so one
+job's transient peak is not taken for growth), the larger of the two lives — and the growth of every folder the server writes
 (Gradio's temp, its own outputs under TMPDIR, the runs folder), MB from the start to the end.
 
     python -m bench.soak [--users 12 --minutes 10] [--quick]   # quick: 4 users, 3 minutes, same mix
@@ -345,11 +346,15 @@ def soak(users: int, minutes: float, work: Path) -> tuple[dict, dict]:
     temp1 = folder_mb(temp, tmpdir, models / "runs")
     server.stop()
 
-    growth = []
+    growth, single = [], []
     for t_life, samples in lives:
-        after = [rss for t, rss in samples if t >= t_life + 120]
-        if len(after) >= 2:
-            growth.append(after[-1] / after[0])
+        after = [(t, rss) for t, rss in samples if t >= t_life + 120]
+        if len(after) >= 8:  # median of the first vs the last minute after warm-up (at most half the span each):
+            span = min(60.0, (after[-1][0] - after[0][0]) / 2)  # one job's transient peak is not growth
+            first = [rss for t, rss in after if t <= after[0][0] + span]
+            last = [rss for t, rss in after if t >= after[-1][0] - span]
+            growth.append(statistics.median(last) / statistics.median(first))
+            single.append(after[-1][1] / after[0][1])
     light_busy = [dt for dt, _, overlapped in tally.light if overlapped]
     waits = [dt for _, dt in tally.heavy]
     result = {
@@ -374,8 +379,9 @@ def soak(users: int, minutes: float, work: Path) -> tuple[dict, dict]:
         "light_p95_all_s": round(percentile([dt for dt, _, _ in tally.light], 0.95), 3),
         "heavy_actions": len(tally.heavy),
         "heavy_median_s_by_action": {k: round(statistics.median(v), 2) for k, v in sorted(per_heavy.items())},
-        "rss_mb_by_life": [[round(rss) for _, rss in samples[::15]] for _, samples in lives],
+        "rss_mb_by_life": [[round(rss) for _, rss in samples] for _, samples in lives],  # every 2 s
         "rss_growth_by_life": [round(g, 3) for g in growth],
+        "rss_growth_last_over_first_sample_by_life": [round(g, 3) for g in single],
         "server_start_s": [round(s, 1) for s in start_s],
         "temp_mb": [round(temp0, 1), round(temp1, 1)],
         "recovery": recovery,
