@@ -131,13 +131,17 @@ def test_a_slow_strategy_in_the_sandbox_stops_and_its_worker_is_killed():
     from backends.games.strategist.sandbox import SandboxedFunction, SandboxLimits
 
     source = "def evaluate_state(state):\n    x = 0\n    while True:\n        x = x + 1\n    return (0, 0), {}\n"
+    def workers() -> set[str]:  # this process's sandbox workers (earlier tests of the suite may keep theirs)
+        return {p for p in os.listdir("/proc") if p.isdigit() and _is_sandbox_worker(p)}
+
+    before = workers()
     fn = SandboxedFunction(source, limits=SandboxLimits(seconds_per_call=60.0))
     token, when = _stop_after(1.5)
     with cancel_scope(token), pytest.raises(Cancelled):
         fn.evaluate([{}])
     assert time.monotonic() - when["t"] < STOP_WITHIN_S
     assert fn._proc is None  # closed: its worker was killed and reaped
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_sandbox_worker(p)]
+    assert not workers() - before
 
 
 def test_a_sandbox_worker_ends_when_the_process_that_owns_it_is_killed():
