@@ -72,6 +72,23 @@ def repo_root() -> Path:
 
 
 @pytest.fixture
+def hub(monkeypatch):
+    """A Hugging Face hub on loopback (``tests.hubserver``) that huggingface_hub's real client talks to
+    (``HF_ENDPOINT``), online, with no token of this machine sent; add repos to ``hub.repos``."""
+    import huggingface_hub.constants as constants
+
+    from tests.hubserver import HubServer
+
+    server = HubServer()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", os.devnull)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    yield server
+    server.close()
+
+
+@pytest.fixture
 def scripted_endpoint():
     """An OpenAI-compatible chat-completions server on loopback that answers with ``reply(body)`` — a
     test double for an LLM endpoint (the product never uses it). Yields a function that starts one and

@@ -97,20 +97,6 @@ def test_no_server_path_reaches_the_api(client, live_app):
     assert "site-packages" not in text
 
 
-@pytest.fixture
-def hub(monkeypatch):
-    import huggingface_hub.constants as constants
-
-    from tests.hubserver import HubServer
-
-    server = HubServer()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", "/nonexistent/token")
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    yield server
-    server.close()
-
 
 def test_download_model_fetches_a_missing_model_and_the_table_shows_it(client, hub):
     from backends.common.registry import default_registry

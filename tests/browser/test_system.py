@@ -54,20 +54,6 @@ def test_header_shows_the_device_in_use_on_every_tab(page):
     expect(page.locator("#app-device")).to_contain_text(re.compile(r"Device: (cpu|cuda|mps)"), timeout=60_000)
 
 
-@pytest.fixture
-def hub(monkeypatch):
-    import huggingface_hub.constants as constants
-
-    from tests.hubserver import HubServer
-
-    server = HubServer()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", "/nonexistent/token")
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    yield server
-    server.close()
-
 
 def test_download_beside_a_missing_model_shows_licence_progress_and_then_it_is_present(hub, page):
     from backends.common.registry import default_registry

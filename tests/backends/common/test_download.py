@@ -4,7 +4,6 @@ The repos served have the published layouts (the file lists of the registry's sp
 """
 
 import hashlib
-import os
 import socket
 
 import pytest
@@ -14,20 +13,7 @@ from backends.common.errors import Cancelled, DownloadError
 from backends.common.progress import CancelToken, ProgressEvent, run_to_result
 from backends.common.registry import default_registry, model_status
 from backends.common.settings import Settings
-from tests.hubserver import BAD_TOKEN, HubServer, published
-
-
-@pytest.fixture
-def hub(monkeypatch):
-    import huggingface_hub.constants as constants
-
-    server = HubServer()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", os.devnull)  # no token stored on this machine is sent
-    yield server
-    server.close()
+from tests.hubserver import BAD_TOKEN, published
 
 
 @pytest.fixture
