@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Cancelled, DownloadError
-from .files import FolderLock, is_disk_full, write_text
+from .files import FolderLock, free_bytes, is_disk_full, write_text
 from .progress import CancelToken, ProgressEvent, check_cancelled, stream_reports
 from .registry import ModelSpec, sha256_file
 from .settings import Settings, get_settings
@@ -195,10 +194,7 @@ def _present(folder: Path, f: RemoteFile) -> bool:
 def _check_space(spec: ModelSpec, folder: Path, todo: list[RemoteFile]) -> None:
     parts = [partial_path(folder, f.path) for f in todo]
     need = max(0, sum(f.size for f in todo) - sum(p.stat().st_size for p in parts if p.is_file()))
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    free = shutil.disk_usage(probe).free
+    free = free_bytes(folder)
     if need > free:
         raise DownloadError(spec.id, "disk", f"it needs {_size(need)} more and the disk holding the models folder "
                                              f"has {_size(free)} free: free {_size(need - free)} (or set "

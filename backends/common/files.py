@@ -36,15 +36,20 @@ LOCK_NAME = ".lock"
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
-def free_mb(folder: str | Path) -> float:
-    """Free space (MB) on the disk that holds ``folder`` (or its nearest existing parent)."""
+def free_bytes(folder: str | Path) -> int:
+    """Free space (bytes) on the disk that holds ``folder`` (or its nearest existing parent); 0 if unknown."""
     folder = Path(folder)
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     try:
-        return shutil.disk_usage(folder).free / 2**20
+        return shutil.disk_usage(folder).free
     except OSError:
-        return 0.0
+        return 0
+
+
+def free_mb(folder: str | Path) -> float:
+    """Free space (MB) on the disk that holds ``folder``."""
+    return free_bytes(folder) / 2**20
 
 
 def is_disk_full(exc: BaseException) -> bool:

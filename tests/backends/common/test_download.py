@@ -9,6 +9,7 @@ import socket
 import pytest
 
 from backends.common import download as dl
+from backends.common import files
 from backends.common.errors import Cancelled, DownloadError
 from backends.common.progress import CancelToken, ProgressEvent, run_to_result
 from backends.common.registry import default_registry, model_status
@@ -174,7 +175,7 @@ def test_a_disk_too_small_stops_before_any_byte_with_how_much_to_free(hub, setti
     repo = hub.repos[spec.location] = published(spec)
     need = sum(len(repo.files[n]) for n in spec.files)
     usage = type("Usage", (), {"total": 10**12, "used": 0, "free": need - 2**20 // 4})
-    monkeypatch.setattr(dl.shutil, "disk_usage", lambda path: usage)
+    monkeypatch.setattr(files.shutil, "disk_usage", lambda path: usage)
     with pytest.raises(DownloadError) as info:
         run(spec, settings)
     assert info.value.kind == "disk" and "free 256.0 kB" in str(info.value)
