@@ -76,7 +76,7 @@ def test_generate_without_a_region_shows_a_clear_error_and_keeps_the_session(pag
     open_tab(page)
     load_example(page, "cone")
     page.locator("#cf-run").click()
-    expect(page.get_by_text("Paint the region that may change first")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Paint the region that may change first").first).to_be_visible(timeout=30_000)
     expect(page.locator("#cf-prediction")).to_contain_text("cone")  # state intact
 
 
