@@ -36,9 +36,11 @@ def apply_rope(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
 
 class RopeAttnProcessor:
-    """Scaled dot-product self-attention whose queries and keys are rotated by frame position.
+    """Scaled dot-product attention whose queries (and, in self-attention, keys) are rotated by frame position.
 
-    Cross-attention (keys from ``encoder_hidden_states``) is left unrotated.
+    As in the authors' ``AttnRopeProcessor2_0``: cross-attention rotates its queries too but not its keys
+    (the context has no frame index). With the one-token context the published pipeline passes, that
+    rotation cannot change the output (softmax over one key); with a longer context it does.
     """
 
     def __call__(self, attn: Attention, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor | None = None,
@@ -48,8 +50,10 @@ class RopeAttnProcessor:
         n = hidden_states.shape[0]
         q, k, v = attn.to_q(hidden_states), attn.to_k(context), attn.to_v(context)
         q, k, v = (t.view(n, -1, attn.heads, t.shape[-1] // attn.heads).transpose(1, 2) for t in (q, k, v))
-        if frame_angles is not None and encoder_hidden_states is None:
-            q, k = apply_rope(q, frame_angles), apply_rope(k, frame_angles)
+        if frame_angles is not None:
+            q = apply_rope(q, frame_angles)
+            if encoder_hidden_states is None:
+                k = apply_rope(k, frame_angles)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
         out = out.transpose(1, 2).reshape(n, -1, attn.heads * out.shape[-1]).to(q.dtype)
         out = attn.to_out[1](attn.to_out[0](out))
@@ -62,6 +66,8 @@ class TemporalRopeTransformerBlock(TemporalBasicTransformerBlock):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.attn1.set_processor(RopeAttnProcessor())
+        if self.attn2 is not None:
+            self.attn2.set_processor(RopeAttnProcessor())
 
     def forward(self, hidden_states: torch.Tensor, num_frames: int, encoder_hidden_states: torch.Tensor | None = None,
                 frame_angles: torch.Tensor | None = None) -> torch.Tensor:
@@ -74,7 +80,7 @@ class TemporalRopeTransformerBlock(TemporalBasicTransformerBlock):
             h = h + residual
         h = self.attn1(self.norm1(h), frame_angles=frame_angles) + h
         if self.attn2 is not None:
-            h = self.attn2(self.norm2(h), encoder_hidden_states=encoder_hidden_states) + h
+            h = self.attn2(self.norm2(h), encoder_hidden_states=encoder_hidden_states, frame_angles=frame_angles) + h
         out = self.ff(self.norm3(h))
         h = out + h if self.is_res else out
         return h.reshape(batch, seq, num_frames, channels).permute(0, 2, 1, 3).reshape(batch_frames, seq, channels)
