@@ -127,7 +127,7 @@ def _our_view(config: GopsConfig, prizes: list[int], bids: list[tuple[int, int]]
     unseen = sorted(set(range(1, config.num_cards + 1)) - set(prizes))
     state = GopsState.new(config, prizes=tuple(prizes) + tuple(unseen))
     for b0, b1 in bids:
-        state = state.apply(b0, b1)
+        state = state.apply({0: b0, 1: b1})
     return state
 
 
@@ -202,7 +202,7 @@ def payoff_vs_policy(agent, game, policy, n_cards: int, games: int, seed: int) -
             if player == me:
                 ours = GopsState.new(config)
                 for b0, b1 in bids:
-                    ours = ours.apply(b0, b1)
+                    ours = ours.apply({0: b0, 1: b1})
                 a = agent.act(ours, me, rng) - 1
             else:
                 probs = policy.action_probabilities(s)

@@ -170,7 +170,7 @@ def guide_feedback(strategy, settings: AvalonEvalSettings, llm, seed: int = 0, g
                                  strategy.source, strategy.id), speaker)
         if "error" in r:
             raise SandboxError(r["error"])
-        game = AvalonGame.replay(r["log"])
+        game = AvalonGame.from_log(r["log"])
         lines.append(f"Game {g + 1}: {game.winner} won ({game.end_reason}); you spoke for the {side} side; "
                      f"roles {list(game.roles)}.")
         hits = total = 0

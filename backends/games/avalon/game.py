@@ -6,7 +6,7 @@ Merlin. Phases per round: discussion (every player speaks once, from the leader 
 leader, a public vote, secret quest cards (only the number of fails is revealed), and at the end the
 assassination. Each player only ever receives its own information set (:meth:`AvalonGame.info`).
 
-Every action is recorded; the event log is JSON lines and :meth:`AvalonGame.replay` rebuilds a game
+Every action is recorded; the event log is JSON lines and :meth:`AvalonGame.from_log` rebuilds a game
 from its actions, re-checking every rule.
 """
 
@@ -16,12 +16,13 @@ import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from backends.common import jsontext
 from backends.common.errors import InputError
+from backends.games.protocol import GameType
 
 ROLES = ("Merlin", "Percival", "Servant", "Assassin", "Morgana", "Mordred", "Oberon", "Minion")
 GOOD_ROLES = {"Merlin", "Percival", "Servant"}
@@ -81,6 +82,9 @@ class AvalonConfig:
 
 @dataclass
 class AvalonGame:
+    # +1 to each seat of the winning side, -1 to the others: the sides differ in size, so the sum is not 0
+    game_type: ClassVar[GameType] = GameType("avalon", "The Resistance: Avalon", "general_sum", -1.0, 1.0)
+    config_type: ClassVar[type] = AvalonConfig
     config: AvalonConfig
     roles: tuple[str, ...]  # roles[seat]
     seed: int | None = None
@@ -121,6 +125,10 @@ class AvalonGame:
     @property
     def n(self) -> int:
         return self.config.num_players
+
+    @property
+    def num_players(self) -> int:
+        return self.n
 
     def side(self, seat: int) -> str:
         return "good" if is_good(self.roles[seat]) else "evil"
@@ -277,6 +285,8 @@ class AvalonGame:
 
     def apply(self, actions: Mapping[int, Any]) -> AvalonGame:
         """The pending action of some or all of the seats that owe it, in seat order."""
+        if self.is_terminal:
+            raise InputError("The game is over.")
         action = self.pending()[0]
         for seat in sorted(actions):
             value = actions[seat]
@@ -328,20 +338,24 @@ class AvalonGame:
         """The events ``seat`` may see: public ones, its own private ones (its role, its quest cards)."""
         return [e for e in self.events if e["public"] or e.get("player") == seat]
 
-    def log_jsonl(self) -> str:
+    def to_log(self) -> str:
+        """The game's log as JSON lines (a header, then every action): :meth:`from_log` replays it."""
         header = {"type": "game", "num_players": self.n, "roles": list(self.roles), "seed": self.seed,
                   "discussion": self.config.discussion, "config_roles": list(self.config.role_list)}
         return "\n".join(json.dumps(x) for x in [header, *({"type": "action", **a} for a in self.actions)]) + "\n"
 
     @classmethod
-    def replay(cls, jsonl: str) -> AvalonGame:
+    def from_log(cls, jsonl: str) -> AvalonGame:
         """Rebuild a game from its log, re-checking every action against the rules."""
         try:
             lines = [jsontext.loads(line) for line in jsonl.splitlines() if line.strip()]
             header = lines[0]
             if header.get("type") != "game":
                 raise ValueError("the first line must describe the game")
-            config = AvalonConfig(int(header["num_players"]), tuple(header["config_roles"]), bool(header["discussion"]))
+            n, roles = int(header["num_players"]), tuple(header["config_roles"])
+            # the default roles come back as the default (None), so a replayed game equals the one logged
+            config = AvalonConfig(n, None if n in TEAM_SIZES and roles == default_roles(n) else roles,
+                                  bool(header["discussion"]))
             game = cls.new(config, seed=header.get("seed"), roles=tuple(header["roles"]))
             for a in lines[1:]:
                 kind, seat = a["action"], int(a["player"])

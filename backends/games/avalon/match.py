@@ -88,7 +88,7 @@ class AvalonMatch:
         return self.game.phase == "end"
 
     def to_json(self) -> str:
-        return json.dumps({"human": self.human, "seed": self.seed, "agents": self.agents, "log": self.game.log_jsonl(),
+        return json.dumps({"human": self.human, "seed": self.seed, "agents": self.agents, "log": self.game.to_log(),
                            "reasoning": self.reasoning, "strategy": self.strategy,
                            "replaced_speeches": self.replaced_speeches})
 
@@ -98,7 +98,7 @@ class AvalonMatch:
             data = json.loads(text)
             if not isinstance(data, dict):
                 raise ValueError("an Avalon log is a JSON object with 'log', 'human' and 'seed'")
-            game = AvalonGame.replay(data["log"])
+            game = AvalonGame.from_log(data["log"])
             human = int(data["human"])
             if not 0 <= human < game.n:
                 raise ValueError("seat out of range")

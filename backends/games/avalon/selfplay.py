@@ -58,4 +58,4 @@ def play_side(task: AvalonTask, speaker=None) -> dict:
             sandbox.close()
     return {"name": task.name, "side": task.side, "seed": task.seed, "winner": game.winner,
             "won": game.winner == task.side, "reason": game.end_reason, "quests": list(game.quest_results),
-            "log": game.log_jsonl()}
+            "log": game.to_log()}

@@ -203,5 +203,5 @@ class MCTSAgent(Agent):
 def play_game(agents: tuple[Agent, Agent], state: GopsState, rng: np.random.Generator) -> GopsState:
     """Both agents bid on the same state (neither sees the other's bid), until the game ends."""
     while not state.is_terminal:
-        state = state.apply(agents[0].act(state, 0, rng), agents[1].act(state, 1, rng))
+        state = state.apply({p: agents[p].act(state, p, rng) for p in (0, 1)})
     return state

@@ -102,7 +102,7 @@ def feedback(strategy, settings: EvalSettings, seed: int = 0, games: int = 2, wo
                 idx = stats["cards"].index(card)
                 est = stats["mean_value"][idx] * total  # search estimate of p0 − p1 after this bid
                 rows.append((abs((v0 - v1) - est), state_dict(s), (v0, v1), extra, est, card, g))
-                s = s.apply(card, bench.act(s, 1, rng))
+                s = s.apply({0: card, 1: bench.act(s, 1, rng)})
             outcomes.append(s.scores)
     rows.sort(key=lambda r: -r[0])
     lines = [f"Game {g + 1} ended {a:g} : {b:g} (you are player 0)." for g, (a, b) in enumerate(outcomes)]

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.games.protocol import GameType
 
 TieRule = Literal["discard", "carry"]
 PrizeOrder = Literal["random", "descending", "ascending"]
@@ -49,6 +50,8 @@ class GopsConfig:
 
 @dataclass(frozen=True)
 class GopsState:
+    game_type: ClassVar[GameType] = GameType("gops", "Game of Pure Strategy (Goofspiel)", "zero_sum", -1.0, 1.0)
+    config_type: ClassVar[type] = GopsConfig
     config: GopsConfig
     prizes: tuple[int, ...]  # the whole prize deck, in the order it is turned up
     bids: tuple[tuple[int, int], ...] = ()  # (bid of player 0, bid of player 1) per finished round
@@ -63,6 +66,10 @@ class GopsState:
         if sorted(deck) != list(range(1, config.num_cards + 1)):
             raise InputError(f"The prize deck must hold each card 1..{config.num_cards} once, got {list(deck)}.")
         return cls(config, deck, seed=seed)
+
+    @property
+    def num_players(self) -> int:
+        return 2
 
     @property
     def round(self) -> int:
@@ -92,14 +99,13 @@ class GopsState:
         """Both players bid at once (a simultaneous move), until the last round is played."""
         return [] if self.is_terminal else [0, 1]
 
-    def apply(self, bid0: int | Mapping[int, int], bid1: int | None = None) -> GopsState:
-        """The round's two bids: ``apply(bid0, bid1)`` or, as the game protocol, ``apply({0: bid0, 1: bid1})``."""
-        if isinstance(bid0, Mapping):
-            if set(bid0) != {0, 1}:
-                raise InputError("Both players bid at once: give the bids of players 0 and 1.")
-            bid0, bid1 = bid0[0], bid0[1]
+    def apply(self, actions: Mapping[int, int]) -> GopsState:
+        """The round's two bids, as the game protocol has every game take them: ``apply({0: bid0, 1: bid1})``."""
         if self.is_terminal:
             raise InputError("The game is over.")
+        if not isinstance(actions, Mapping) or set(actions) != {0, 1}:
+            raise InputError("Both players bid at once: give the bids of players 0 and 1.")
+        bid0, bid1 = actions[0], actions[1]
         for player, bid in ((0, bid0), (1, bid1)):
             if bid not in self.hand(player):
                 raise InputError(f"Player {player} cannot bid {bid!r}; their hand is {list(self.hand(player))}.")
@@ -150,20 +156,21 @@ class GopsState:
 
     # --- serialisation ------------------------------------------------------------------------------
 
-    def to_json(self) -> str:
+    def to_log(self) -> str:
+        """The game's log (its deck and bids): :meth:`from_log` replays it."""
         return json.dumps({"num_cards": self.config.num_cards, "tie_rule": self.config.tie_rule,
                            "prize_order": self.config.prize_order, "prizes": list(self.prizes),
                            "bids": [list(b) for b in self.bids], "seed": self.seed})
 
     @classmethod
-    def from_json(cls, text: str) -> GopsState:
+    def from_log(cls, text: str) -> GopsState:
         """Rebuild a game by replaying its bids (so a tampered log cannot make an illegal state)."""
         try:
             data = json.loads(text)
             config = GopsConfig(int(data["num_cards"]), data.get("tie_rule", "discard"), data.get("prize_order", "random"))
             state = cls.new(config, seed=data.get("seed"), prizes=tuple(int(p) for p in data["prizes"]))
             for b0, b1 in data.get("bids", []):
-                state = state.apply(int(b0), int(b1))
+                state = state.apply({0: int(b0), 1: int(b1)})
         except InputError:
             raise
         except (ValueError, KeyError, TypeError) as e:

@@ -80,7 +80,7 @@ class GopsMatch:
         return f"{'You win' if you > agent else 'The agent wins'}, {you:g} : {agent:g}."
 
     def to_json(self) -> str:
-        return json.dumps({"request": self.request.__dict__, "game": json.loads(self.state.to_json()),
+        return json.dumps({"request": self.request.__dict__, "game": json.loads(self.state.to_log()),
                            "resigned": self.resigned, "search": self.search})
 
     @classmethod
@@ -91,7 +91,7 @@ class GopsMatch:
                 raise ValueError("a GOPS log is a JSON object with 'request' and 'game'")
             request = GopsMatchRequest(**data["request"])
             request.validate()
-            state = GopsState.from_json(json.dumps(data["game"]))
+            state = GopsState.from_log(json.dumps(data["game"]))
             return cls(request, state, bool(data.get("resigned", False)), list(data.get("search", [])))
         except InputError:
             raise
@@ -140,7 +140,7 @@ def play_card(match: GopsMatch, card: int) -> GopsMatch:
     except SandboxError as e:
         raise InputError(f"The strategy failed in its sandbox: {e}") from None
     stats = agent.describe_last_move() or {"chosen": bid}
-    return GopsMatch(match.request, match.state.apply(int(card), int(bid)), False,
+    return GopsMatch(match.request, match.state.apply({0: int(card), 1: int(bid)}), False,
                      match.search + [{"round": match.state.round + 1, "prize": match.state.prize, **stats}])
 
 

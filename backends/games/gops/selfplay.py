@@ -90,7 +90,7 @@ def play_task(task: GameTask) -> dict:
             if f is not None:
                 f.close()
     return {"p0": task.p0, "p1": task.p1, "scores": list(end.scores), "p0_result": (end.returns()[0] + 1) / 2,
-            "seed": task.seed, "game": json.loads(end.to_json())}
+            "seed": task.seed, "game": json.loads(end.to_log())}
 
 
 def match_tasks(a: str, a_src: str | None, b: str, b_src: str | None, games: int, cards: int, tie_rule: str,

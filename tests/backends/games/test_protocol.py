@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_gops_agents_bid_the_same_from_the_view_alone():
     """The view hides the unrevealed prizes' order; the agents bid the same from it as from the full state."""
-    s = GopsState.new(GopsConfig(8), seed=5).apply(3, 4).apply(8, 1)
+    s = GopsState.new(GopsConfig(8), seed=5).apply({0: 3, 1: 4}).apply({0: 8, 1: 1})
     for agent in (GreedyAgent(), RandomAgent(), MCTSAgent(simulations=200)):
         from_state = agent.act(s, 1, np.random.default_rng(3))
         agent.rng = np.random.default_rng(3)

@@ -95,7 +95,7 @@ def test_random_games_end_and_replay_identically():
         n = 5 + seed % 6
         g = play_randomly(AvalonGame.new(AvalonConfig(n), seed=seed), rng)
         winners.add(g.winner)
-        again = AvalonGame.replay(g.log_jsonl())
+        again = AvalonGame.from_log(g.to_log())
         assert again.winner == g.winner and again.events == g.events
     assert winners == {"good", "evil"}
 
@@ -107,13 +107,13 @@ def test_bad_configs_and_logs_are_clear_errors():
         AvalonConfig(5, roles=("Merlin", "Servant", "Servant", "Servant", "Assassin"))
     for log in ('{"type": "nonsense"}', "[1, 2]", "[" * 100_000 + "]" * 100_000):
         with pytest.raises(InputError, match="Not an Avalon game log"):
-            AvalonGame.replay(log)
+            AvalonGame.from_log(log)
     g = play_randomly(AvalonGame.new(seed=5), np.random.default_rng(1))
-    tampered = g.log_jsonl().replace('"success": true', '"success": false')
+    tampered = g.to_log().replace('"success": true', '"success": false')
     evil_seats = {i for i in range(5) if g.side(i) == "evil"}
-    if any(f'"player": {s}, "success": true' in g.log_jsonl() for s in set(range(5)) - evil_seats):
+    if any(f'"player": {s}, "success": true' in g.to_log() for s in set(range(5)) - evil_seats):
         with pytest.raises(InputError):
-            AvalonGame.replay(tampered)
+            AvalonGame.from_log(tampered)
 
 
 def test_actions_apply_by_name_and_unknown_names_are_refused():

@@ -102,7 +102,7 @@ def test_random_legal_play_keeps_every_rule(config):
         game = random_playthrough(AvalonGame.new(config, seed=seed), rng, check)
         assert game.is_terminal and game.winner in ("good", "evil")
         endings.add(game.end_reason)
-        assert AvalonGame.replay(game.log_jsonl()).events == game.events  # the log replays exactly
+        assert AvalonGame.from_log(game.to_log()).events == game.events  # the log replays exactly
     assert len(endings) >= 2  # random play reaches different endings
 
 

@@ -61,6 +61,6 @@ def test_search_agents_play_legal_games_and_explain_their_last_decision():
         agents = {i: SearchAgent(i, worlds=4) if g.side(i) == "good" else RuleAgent(i) for i in range(5)}
         play_avalon(g, agents)
         assert g.winner in ("good", "evil")
-        AvalonGame.replay(g.log_jsonl())  # every action was legal
+        AvalonGame.from_log(g.to_log())  # every action was legal
         stats = [a.last_stats for a in agents.values() if isinstance(a, SearchAgent) and a.last_stats]
         assert stats and all("decision" in s for s in stats)

@@ -9,13 +9,13 @@ from backends.games.gops.game import GopsConfig, GopsState
 def test_batched_playouts_match_the_engine_in_distribution(tie_rule):
     """Mean final scores of batched random playouts agree with playing the engine move by move."""
     rng = np.random.default_rng(0)
-    start = GopsState.new(GopsConfig(6, tie_rule), seed=4).apply(3, 5)
+    start = GopsState.new(GopsConfig(6, tie_rule), seed=4).apply({0: 3, 1: 5})
     b0, b1 = random_playouts(start, 20000, rng)
     engine = []
     for _ in range(3000):
         s = start
         while not s.is_terminal:
-            s = s.apply(int(rng.choice(s.hand(0))), int(rng.choice(s.hand(1))))
+            s = s.apply({0: int(rng.choice(s.hand(0))), 1: int(rng.choice(s.hand(1)))})
         engine.append(s.scores)
     engine = np.array(engine)
     assert abs(b0.mean() - engine[:, 0].mean()) < 0.3 and abs(b1.mean() - engine[:, 1].mean()) < 0.3
@@ -27,8 +27,8 @@ def test_batched_playouts_match_the_engine_in_distribution(tie_rule):
 
 def test_terminal_and_fixed_order_states():
     s = GopsState.new(GopsConfig(3, prize_order="descending"))
-    end = s.apply(3, 1).apply(2, 2).apply(1, 3)
+    end = s.apply({0: 3, 1: 1}).apply({0: 2, 1: 2}).apply({0: 1, 1: 3})
     b0, b1 = random_playouts(end, 5, np.random.default_rng(0))
     assert (b0 == end.scores[0]).all() and (b1 == end.scores[1]).all()
-    b0, b1 = random_playouts(s.apply(1, 3).apply(2, 1), 10, np.random.default_rng(0))  # one round left: forced
+    b0, b1 = random_playouts(s.apply({0: 1, 1: 3}).apply({0: 2, 1: 1}), 10, np.random.default_rng(0))  # one round left: forced
     assert (b0 == 2 + 1).all() and (b1 == 3).all()  # p0 plays its 3 against a 2 for the last prize

@@ -19,11 +19,11 @@ def test_the_baseline_source_matches_the_built_in_heuristic():
             s = GopsState.new(GopsConfig(7), seed=seed)
             while not s.is_terminal:
                 assert h(s)[0] == baseline_heuristic(s)[0]
-                s = s.apply(int(rng.choice(s.hand(0))), int(rng.choice(s.hand(1))))
+                s = s.apply({0: int(rng.choice(s.hand(0))), 1: int(rng.choice(s.hand(1)))})
 
 
 def test_state_dict_hides_nothing_a_player_cannot_know():
-    s = GopsState.new(GopsConfig(5), prizes=(3, 1, 5, 2, 4)).apply(2, 4)
+    s = GopsState.new(GopsConfig(5), prizes=(3, 1, 5, 2, 4)).apply({0: 2, 1: 4})
     d = state_dict(s)
     assert d["prize"] == 1 and d["prizes_played"] == [3] and d["prizes_left"] == [2, 4, 5]  # sorted: no order
     assert d["p0_hand"] == [1, 3, 4, 5] and d["p1_played"] == [4]

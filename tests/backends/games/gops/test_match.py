@@ -87,7 +87,7 @@ def _with_deck(prizes, bids):
 
     state = GopsState.new(GopsConfig(5, "discard", "random"), seed=7, prizes=prizes)
     for b in bids:
-        state = state.apply(*b)
+        state = state.apply({0: b[0], 1: b[1]})
     return GopsMatch(GopsMatchRequest(num_cards=5, opponent="greedy", seed=7), state)
 
 
@@ -125,7 +125,7 @@ def test_held_matches_play_and_their_full_log_reloads_the_finished_game_exactly(
     assert new_id != match_id and again.state == m.state and again.search == m.search and again.over
     with pytest.raises(InputError, match="over"):
         play(new_id, 1)
-    unfinished = GopsMatch(m.request, GopsState.from_json(json.dumps({**data["game"], "bids": data["game"]["bids"][:2]})))
+    unfinished = GopsMatch(m.request, GopsState.from_log(json.dumps({**data["game"], "bids": data["game"]["bids"][:2]})))
     with pytest.raises(InputError, match="game in progress"):
         reload(unfinished.to_json())
     resumed_id, _ = start(GopsMatchRequest(num_cards=4, opponent="greedy", seed=1))

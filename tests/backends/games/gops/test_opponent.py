@@ -14,7 +14,7 @@ def _lowest_card_games(model: OpponentModel, games: int, seed: int = 0) -> None:
     for g in range(games):
         state = GopsState.new(GopsConfig(13), seed=seed + g)
         while not state.is_terminal:
-            state = state.apply(min(state.hand(0)), int(rng.choice(state.hand(1))))
+            state = state.apply({0: min(state.hand(0)), 1: int(rng.choice(state.hand(1)))})
             model.observe(state, opponent=0)
 
 
@@ -35,10 +35,10 @@ def test_model_learns_a_habit_and_ignores_bids_it_has_seen():
     assert model.log_likelihood() == 0.0
     _lowest_card_games(model, 6)
     assert model.observations == 6 * 12  # the last round's single card is no choice
-    state = GopsState.new(GopsConfig(13), seed=999).apply(1, 5).apply(2, 3)
+    state = GopsState.new(GopsConfig(13), seed=999).apply({0: 1, 1: 5}).apply({0: 2, 1: 3})
     assert model.observe(state, opponent=0) == 2
     assert model.observe(state, opponent=0) == 0  # the same history again: nothing new
-    assert model.observe(state.apply(3, 4), opponent=0) == 1
+    assert model.observe(state.apply({0: 3, 1: 4}), opponent=0) == 1
     p = probabilities(model.weights, list(range(1, 14)), 13, list(range(1, 13)), 13)
     assert p[0] > 0.8, p  # even for the top prize it expects the lowest card
     assert model.log_likelihood() > -0.5 > -np.log(7)

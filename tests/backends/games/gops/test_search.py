@@ -18,7 +18,7 @@ def _random_states(n=7, games=6, seed=0):
         s = GopsState.new(GopsConfig(n, tie_rule="carry" if g % 2 else "discard"), seed=g)
         while not s.is_terminal:
             yield s
-            s = s.apply(int(rng.choice(s.hand(0))), int(rng.choice(s.hand(1))))
+            s = s.apply({0: int(rng.choice(s.hand(0))), 1: int(rng.choice(s.hand(1)))})
 
 
 def test_compiled_baseline_equals_the_baseline_source():
@@ -36,14 +36,14 @@ def test_python_heuristics_see_exactly_the_leaf_states():
         seen.extend(states)
         return [baseline_heuristic(_from_dict(d)) for d in states]
 
-    root = GopsState.new(GopsConfig(6, tie_rule="carry"), seed=3).apply(2, 2)  # a tie: the pot carries
+    root = GopsState.new(GopsConfig(6, tie_rule="carry"), seed=3).apply({0: 2, 1: 2})  # a tie: the pot carries
     MCTSAgent(heuristic, simulations=300, batch=8).act(root, 1, np.random.default_rng(0))
     assert len(seen) > 200 and any(d["pot"] > 0 for d in seen)
     assert all(state_dict(_from_dict(d)) == d for d in seen)
 
 
 def test_batched_python_leaves_agree_with_the_compiled_heuristic():
-    root = GopsState.new(GopsConfig(6), seed=0).apply(3, 4)
+    root = GopsState.new(GopsConfig(6), seed=0).apply({0: 3, 1: 4})
     rng = np.random.default_rng(0)
     opts = {"simulations": 3000, "objective": "margin", "c": 0.5}
     compiled = MCTSAgent(**opts)
@@ -57,7 +57,7 @@ def _from_dict(d) -> GopsState:
     shown = d["prizes_played"] + [d["prize"]]
     s = GopsState.new(GopsConfig(n, d["tie_rule"]), prizes=tuple(shown + [p for p in range(1, n + 1) if p not in shown]))
     for b0, b1 in zip(d["p0_played"], d["p1_played"], strict=True):
-        s = s.apply(b0, b1)
+        s = s.apply({0: b0, 1: b1})
     return s
 
 
@@ -81,7 +81,7 @@ def test_a_full_tree_stops_the_search_cleanly():
 
 def test_the_last_round_is_scored_exactly():
     """One card each left: every simulation ends the game, so the values are the true outcome."""
-    s = GopsState.new(GopsConfig(3, prize_order="descending")).apply(3, 1).apply(1, 3)  # 3 : 2, prize 1 left
+    s = GopsState.new(GopsConfig(3, prize_order="descending")).apply({0: 3, 1: 1}).apply({0: 1, 1: 3})  # 3 : 2, prize 1 left
     agent = MCTSAgent(simulations=10, objective="margin")
     agent.act(s, 0, np.random.default_rng(0))
     # player 0 holds 2, player 1 holds 2: a tie, the prize is discarded, 3 : 2 → margin 1/6
