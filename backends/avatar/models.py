@@ -50,6 +50,19 @@ SPECS = [
         how_to_get="nothing to download: it is installed with the suite (pip `anny`).",
     ),
     ModelSpec(
+        id="lifegom", capability="avatar", kind="avatar-reconstructor", source="local", location="lifegom",
+        files=("exp_thuman2.0_view3/checkpoints/iter_200000.pt",),  # lifegom_published.CHECKPOINT_FILE
+        license="MIT (wenj/LIFe-GoM code and checkpoints); needs SMPL-X (its own licence, below)",
+        description="LIFe-GoM's published THuman2.0 3-view checkpoint (ResNet-18 encoder, multi-view transformer, "
+                    "Point Transformer, 3 feedback iterations, 1024² inputs) run on a CPU by "
+                    "backends/avatar/lifegom_published.py; it takes exactly 3 views and the user's SMPL-X body.",
+        how_to_get="download the checkpoints from the authors' Box folder "
+                   "https://uofi.box.com/s/gi8sv875hard3eopjrmly8yxx2r1w7k8 (README 'Inference' of "
+                   "github.com/wenj/LIFe-GoM) and put the exp_thuman2.0_view3 folder (its checkpoints/iter_<N>.pt; "
+                   "the final one is iter_200000.pt) in the `lifegom` folder of the models folder; also add "
+                   "SMPL-X (model `smplx`).",
+    ),
+    ModelSpec(
         id="smplx", capability="avatar", kind="body-model", source="local", location="smplx",
         files=("SMPLX_NEUTRAL.npz",),
         license="SMPL-X Model License (MPI; non-commercial, registration required; may not be redistributed)",

@@ -30,6 +30,7 @@ from .pose import PRESETS, Pose, pose_rotations, yaw_transform
 from .render import EPS2D as EPS2D_PX  # 3DGS's screen-space dilation, px²
 
 EMBEDDED_MODEL = "avatar-embedded"
+PUBLISHED_MODEL = "lifegom"  # the authors' checkpoint (registry id), on the user's SMPL-X (registry id smplx)
 SUBJECT_SEED0 = 2_000_000  # the tab's subjects: outside the training (0…) and evaluation (1,000,000…) seeds
 MAX_RENDER_SIZE = 1024
 MAX_VIDEO_SIZE = 512
@@ -57,6 +58,16 @@ class Skeleton:
                                   yaw_transform(pose.yaw, self.heads[0])).float()
 
     @staticmethod
+    def of_smplx(body) -> Skeleton:
+        """SMPL-X's joints at its rest pose, the slider bones named as anny names them (``smplx.SLIDER_JOINTS``)."""
+        from .smplx import SLIDER_JOINTS, smplx_rest
+
+        anny_name = {v: k for k, v in SLIDER_JOINTS.items()}
+        joints = smplx_rest(body).joints.numpy()
+        return Skeleton(joints.astype(np.float64), list(body.parents),
+                        [anny_name.get(n, n) for n in body.joint_names])
+
+    @staticmethod
     def of_body(rest) -> Skeleton:
         from .body import body_model
 
@@ -77,6 +88,8 @@ class ReconstructRequest:
     iterations: int = 3
     model: str = EMBEDDED_MODEL
     levels: int = RENDER_LEVELS
+    size: int | None = None  # input resolution; None: the model's own (embedded 64², published 1024²)
+    models_dir: str | None = None  # the models folder to resolve registry models in (None: the settings')
 
     def validate(self) -> None:
         if (self.subject is None) == (self.upload is None):
@@ -89,8 +102,11 @@ class ReconstructRequest:
             raise InputError(f"Feedback iterations must be 1 to 5 (the paper uses 3), not {self.iterations}.")
         if not 0 <= self.levels <= 3:
             raise InputError(f"Subdivision levels must be 0 to 3, not {self.levels}.")
-        if self.model != EMBEDDED_MODEL and not Path(self.model).is_dir():
-            raise InputError(f"Unknown avatar model {self.model!r}: use {EMBEDDED_MODEL!r} or a checkpoint folder.")
+        if self.model not in (EMBEDDED_MODEL, PUBLISHED_MODEL) and not Path(self.model).is_dir():
+            raise InputError(f"Unknown avatar model {self.model!r}: use {EMBEDDED_MODEL!r}, {PUBLISHED_MODEL!r} "
+                             "or a checkpoint folder.")
+        if self.size is not None and not 32 <= self.size <= MAX_RENDER_SIZE:
+            raise InputError(f"The input size must be 32 to {MAX_RENDER_SIZE} pixels, not {self.size}.")
 
 
 @dataclass
@@ -208,26 +224,46 @@ class VideoResult:
 
 # --- the model, loaded once per process -----------------------------------------------------------
 
+def _settings(models_dir: str | None):
+    from backends.common.settings import Settings, get_settings
+
+    return get_settings() if models_dir is None else Settings(models_dir=Path(models_dir))
+
+
 @cached_model()
-def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS):
-    """The reconstructor (the embedded checkpoint through the registry, or a checkpoint folder), built once per
-    process (``backends.common.modelbuild``: one build at a time, a failed one not kept)."""
-    from .network import load_reconstructor
+def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS, models_dir: str | None = None):
+    """The reconstructor (the embedded checkpoint through the registry, the authors' ``lifegom`` checkpoint on
+    the user's SMPL-X through the registry, or a checkpoint folder), built once per process
+    (``backends.common.modelbuild``: one build at a time, a failed one not kept)."""
     from .render_fast import warm_up
 
-    model = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
+    if name == PUBLISHED_MODEL:
+        from backends.common.registry import default_registry
+
+        from .lifegom_published import find_checkpoint, load_published
+        from .smplx import load_smplx
+
+        settings = _settings(models_dir)
+        folder = default_registry().resolve(PUBLISHED_MODEL, settings).path
+        model = load_published(find_checkpoint(folder), load_smplx(settings), levels=levels)
+    else:
+        from .network import load_reconstructor
+
+        model = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
     warm_up()  # the tile renderer's kernels load (or compile, once per machine) with the model
     return model
 
 
-def model_ready(name: str = EMBEDDED_MODEL) -> bool:
-    """True when the model's files are present (nothing is loaded)."""
-    if name != EMBEDDED_MODEL:
+def model_ready(name: str = EMBEDDED_MODEL, models_dir: str | None = None) -> bool:
+    """True when the model's files are present (nothing is loaded); the published model also needs SMPL-X."""
+    if name not in (EMBEDDED_MODEL, PUBLISHED_MODEL):
         return Path(name, "model.safetensors").is_file()
     from backends.common.registry import default_registry, model_status
 
+    settings = _settings(models_dir)
     try:
-        return model_status(default_registry().get(name)).present
+        needed = [name] + (["smplx"] if name == PUBLISHED_MODEL else [])
+        return all(model_status(default_registry().get(m), settings).present for m in needed)
     except KeyError:
         return False
 
@@ -242,8 +278,12 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
     req.validate()
     cancel = cancel or CancelToken()
     yield ProgressEvent(0.02, "loading the reconstructor")
-    model = load_model(req.model, req.levels)
-    size = int(model.config.image_size)
+    model = load_model(req.model, req.levels, req.models_dir)
+    published = req.model == PUBLISHED_MODEL
+    if published and req.n_views != model.config.n_input_frames:
+        raise InputError(f"LIFe-GoM's published checkpoint takes exactly {model.config.n_input_frames} views, "
+                         f"not {req.n_views}.")
+    size = int(req.size or model.config.image_size)
     cancel.raise_if_cancelled()
     if req.subject is not None:
         from .data import sample_subject
@@ -267,9 +307,13 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
         source = f"upload ({len(images)} view{'s' if len(images) != 1 else ''})"
     cancel.raise_if_cancelled()
     yield ProgressEvent(0.25, "building the body template")
-    rest = body.rest_body(phenotype)
-    skeleton = Skeleton.of_body(rest)
-    template = model.coarse.vertices(rest.vertices).float()  # the mesh the model was trained on, shipped with it
+    if published:  # the user's SMPL-X body (mean shape) in the subject's pose: the published model's template
+        skeleton = Skeleton.of_smplx(model.smplx)
+        template = model.template_xyz
+    else:
+        rest = body.rest_body(phenotype)
+        skeleton = Skeleton.of_body(rest)
+        template = model.coarse.vertices(rest.vertices).float()  # the mesh the model was trained on, shipped with it
     transforms = skeleton.transforms(pose)
     n = len(images)
     f = lambda x: torch.as_tensor(np.asarray(x), dtype=torch.float32)[None]  # noqa: E731
@@ -288,9 +332,13 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
                                  f"feedback iteration {done[0]}/{req.iterations}"))
             return vertex_visibility(*args, **kwargs)
 
+        def progress(i):  # the published network reports each feedback iteration itself
+            report(ProgressEvent(0.3 + 0.65 * (i - 1) / req.iterations, f"feedback iteration {i}/{req.iterations}"))
+
         start = time.perf_counter()
         with torch.no_grad():
-            out = model(views, n_iters=req.iterations, visibility=visibility)[-1][0]
+            hook = {"progress": progress} if published else {"visibility": visibility}
+            out = model(views, n_iters=req.iterations, **hook)[-1][0]
         return out, time.perf_counter() - start
 
     for item in stream_reports(work, cancel):
@@ -305,7 +353,8 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
     pixel = float(np.mean([np.linalg.norm(-e[:3, :3].T @ e[:3, 3] - centre) / k[0, 0] for e, k in zip(viewmats, ks, strict=True)]))
     yield ProgressEvent(1.0, f"done in {seconds:.2f} s")
     yield AvatarResult(avatar, skeleton, phenotype, pose, [np.round(im * 255).astype(np.uint8) for im in images],
-                       seconds, req.iterations, req.model if req.model == EMBEDDED_MODEL else Path(req.model).name,
+                       seconds, req.iterations,
+                       req.model if req.model in (EMBEDDED_MODEL, PUBLISHED_MODEL) else Path(req.model).name,
                        "cpu", source, seed, [(e, k) for e, k in zip(viewmats, ks, strict=True)], pixel)
 
 
