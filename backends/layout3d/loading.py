@@ -85,28 +85,47 @@ def _named(pipe: BuildAScenePipeline, name: str) -> BuildAScenePipeline:
     return pipe
 
 
-_LORA_TARGETS = {"to_q_lora": "to_q", "to_k_lora": "to_k", "to_v_lora": "to_v", "to_out_lora": "to_out.0"}
+def lora_compatible_keys(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The key forms diffusers' ``load_attn_procs`` (0.21–0.24, which LooseControl's ``ControlNetX`` uses)
+    accepts, as ``<linear>.lora.{down,up}.weight``: a ``unet.`` prefix on every key is dropped and the
+    attention-processor form ``<attn>.processor.to_q_lora.down.weight`` becomes ``<attn>.to_q.lora.down.weight``
+    (``to_out_lora`` → ``to_out.0.lora``), as in its ``convert_state_dict_legacy_attn_format``."""
+    if state and all(k.startswith("unet.") for k in state):
+        state = {k.removeprefix("unet."): v for k, v in state.items()}
+    out = {}
+    for key, value in state.items():
+        if "processor" in key.split("."):
+            key = key.replace(".processor", "").replace("to_out_lora", "to_out.0.lora").replace("_lora", ".lora")
+        out[key] = value
+    return out
 
 
 @torch.no_grad()
 def merge_attn_procs_lora(model: torch.nn.Module, state: dict[str, torch.Tensor], scale: float = 1.0) -> int:
-    """Merge an attention-processor LoRA (``…attn1.processor.to_q_lora.down.weight`` keys) into ``model``.
+    """Merge a LoRA in ``load_attn_procs`` format (``…attn1.processor.to_q_lora.down.weight`` or
+    ``…attn1.to_q.lora.down.weight`` keys) into ``model``'s linear layers: ``W += scale·up·down``, what
+    diffusers' ``LoRACompatibleLinear`` adds at run time (no network alpha: ``load_attn_procs`` takes none).
 
-    Returns the number of projections updated; unknown keys are an error, not silently skipped.
+    Returns the number of projections updated; an unknown key, a target the model lacks, a half pair or a
+    wrong shape is an error, not silently skipped.
     """
     modules = dict(model.named_modules())
     pairs: dict[str, dict[str, torch.Tensor]] = {}
-    for key, value in state.items():
+    for key, value in lora_compatible_keys(state).items():
         parts = key.split(".")
-        if len(parts) < 4 or parts[-3] not in _LORA_TARGETS or parts[-2] not in ("down", "up"):
+        if len(parts) < 4 or parts[-3] != "lora" or parts[-2] not in ("down", "up") or parts[-1] != "weight":
             raise ValueError(f"not an attention-processor LoRA key: {key}")
-        prefix = ".".join(parts[:-3]).removesuffix(".processor")
-        target = f"{prefix}.{_LORA_TARGETS[parts[-3]]}"
-        pairs.setdefault(target, {})[parts[-2]] = value
+        pairs.setdefault(".".join(parts[:-3]), {})[parts[-2]] = value
     for target, w in pairs.items():
-        if target not in modules:
-            raise ValueError(f"LoRA targets {target}, which the model does not have")
-        lin = modules[target]
+        lin = modules.get(target)
+        if not isinstance(lin, torch.nn.Linear):
+            raise ValueError(f"LoRA targets {target}, which is not a linear layer of the model")
+        if set(w) != {"down", "up"}:
+            raise ValueError(f"LoRA for {target} has only {sorted(w)}")
+        out_f, in_f = lin.weight.shape
+        if w["down"].ndim != 2 or w["down"].shape[1] != in_f or tuple(w["up"].shape) != (out_f, w["down"].shape[0]):
+            raise ValueError(f"LoRA for {target}: up {tuple(w['up'].shape)} · down {tuple(w['down'].shape)} "
+                             f"does not fit a {in_f}→{out_f} layer")
         delta = (w["up"].float() @ w["down"].float()) * scale
         lin.weight += delta.to(lin.weight.dtype)
     return len(pairs)
