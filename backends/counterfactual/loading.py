@@ -1,7 +1,7 @@
 """Build the bridge and the classifier of a registered model, whatever its kind.
 
-Embedded models (trained by the project) and the published ones (the I2SB ImageNet bridge, torchvision
-ImageNet classifiers) come out with the same interfaces: ``bridge(x_n, step, mask) → ε̂`` and
+Embedded models (trained by the project) and the published ones (the I2SB ImageNet bridge, ImageNet
+classifiers in torchvision's format) come out with the same interfaces: ``bridge(x_n, step, mask) → ε̂`` and
 ``classifier(images in [0, 1]) → logits`` plus the list of class names.
 """
 
@@ -18,6 +18,7 @@ from backends.common.registry import ModelSpec
 from .data import CLASSES
 from .models import BRIDGE_KINDS, CLASSIFIER_KINDS
 from .networks import BridgeDenoiser, ShapeClassifier
+from .resnet import ARCHITECTURES, imagenet_categories
 
 
 def load_bridge(spec: ModelSpec, folder: Path) -> tuple[nn.Module, int]:
@@ -34,7 +35,7 @@ def load_bridge(spec: ModelSpec, folder: Path) -> tuple[nn.Module, int]:
 
 
 class ImageNetNormalized(nn.Module):
-    """A torchvision classifier that takes [0, 1] images, as the RCSB sampler feeds them."""
+    """A torchvision-format classifier that takes [0, 1] images, as the RCSB sampler feeds them."""
 
     def __init__(self, model: nn.Module):
         super().__init__()
@@ -53,21 +54,48 @@ class ImageNetNormalized(nn.Module):
         return feats["x"]
 
 
+def classifier_from_state(arch: str, state: dict[str, torch.Tensor]) -> tuple[nn.Module, tuple[str, ...]]:
+    """A torchvision-format ImageNet classifier from its state dict, and its class names.
+
+    ResNet-50 is the project's own module with torchvision's names (``resnet.py``), so it needs no
+    torchvision; other architectures use torchvision when it is installed. The model is made on the
+    meta device and the tensors are assigned (strict), so the weights are not held twice.
+    """
+    if arch in ARCHITECTURES:
+        with torch.device("meta"):
+            model = ARCHITECTURES[arch]()
+        categories = imagenet_categories()
+    else:
+        try:
+            import torchvision
+        except ImportError:
+            raise InputError(f"'{arch}' needs torchvision (ResNet-50 does not): install torchvision matching "
+                             "your torch, e.g. the [gpu] extra (`pip install -e '.[gpu]'`).") from None
+        categories = tuple(next(iter(torchvision.models.get_model_weights(arch))).meta["categories"])
+        with torch.device("meta"):
+            model = torchvision.models.get_model(arch, weights=None)
+    try:
+        model.load_state_dict(state, strict=True, assign=True)
+    except RuntimeError as e:
+        detail = "; ".join(line.strip() for line in str(e).splitlines()[1:3])
+        raise InputError(f"not a torchvision {arch} state dict: {detail}") from None
+    return ImageNetNormalized(model).eval(), categories
+
+
 def load_classifier(spec: ModelSpec, folder: Path) -> tuple[nn.Module, tuple[str, ...]]:
     """The classifier and its class names."""
     if spec.kind == "classifier":
         return ShapeClassifier.load(folder), CLASSES
     if spec.kind == "torchvision-classifier":
+        path = folder / spec.files[0]
         try:
-            import torchvision
-        except ImportError:
-            raise InputError(f"Model '{spec.id}' needs torchvision: install the [gpu] extra "
-                             "(`pip install -e '.[gpu]'`) or torchvision matching your torch.") from None
-        arch = spec.location.rsplit("/", 1)[-1]
-        weights_enum = torchvision.models.get_model_weights(arch)
-        categories = tuple(next(iter(weights_enum)).meta["categories"])
-        model = torchvision.models.get_model(arch, weights=None)
-        state = torch.load(folder / spec.files[0], map_location="cpu", weights_only=True)
-        model.load_state_dict(state)
-        return ImageNetNormalized(model).eval(), categories
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # a truncated or foreign file
+            raise InputError(f"{path.name} is not a readable state dict ({e.__class__.__name__}).") from None
+        if not isinstance(state, dict):
+            raise InputError(f"{path.name} is not a state dict (save model.state_dict(), not the model).")
+        try:
+            return classifier_from_state(spec.location.rsplit("/", 1)[-1], state)
+        except InputError as e:
+            raise InputError(f"{path.name}: {e}") from None
     raise InputError(f"Model '{spec.id}' ({spec.kind}) is not a classifier; choose one of kind {', '.join(CLASSIFIER_KINDS)}.")

@@ -42,8 +42,8 @@ SPECS = [
         location="torchvision/resnet50", files=("resnet50.pth",),
         license="BSD-3-Clause (torchvision); ImageNet weights for non-commercial research",
         description="torchvision ResNet-50 ImageNet classifier, the classifier RCSB's ImageNet pairs are judged by.",
-        how_to_get=("install torchvision (the [gpu] extra) and save the ImageNet weights' state dict, e.g. "
-                    "torch.save(torchvision.models.resnet50(weights='IMAGENET1K_V2').state_dict(), "
-                    "'<models_dir>/torchvision/resnet50/resnet50.pth') on a machine with internet."),
+        how_to_get=("download torchvision's ImageNet weights (a state dict), "
+                    "https://download.pytorch.org/models/resnet50-11ad3fa6.pth (IMAGENET1K_V2), and save the file "
+                    "as <models_dir>/torchvision/resnet50/resnet50.pth; torchvision itself is not needed."),
     ),
 ]

@@ -156,6 +156,8 @@ class RCSBPipeline(DiffusionPipeline):
         if isinstance(generator, list) and len(generator) != x.shape[0]:
             raise ValueError(f"{len(generator)} generators for a batch of {x.shape[0]}")
         x1 = corrupt(x, m, generator)
+        if getattr(self.bridge, "cond_x1", False):  # I2SB --cond-x1: the network also sees x1, as I2SB samples
+            self.bridge.x1 = x1
         start = start_step if start_step is not None else max(1, round(start_fraction * sched.num_steps))
         sched.set_timesteps(num_inference_steps, start, device=x.device)
         steps = sched.timesteps.tolist()
