@@ -2,6 +2,10 @@
 
     python -m training.published_formats.lifegom --authors-code DIR   # DIR: a checkout of wenj/LIFe-GoM
 
+Also writes ``lifegom.forward.safetensors``: their modules' outputs on small seeded inputs with seeded
+weights (subdivision, Steiner frames, the ResNet-18 encoder, the two view-fusion layers, the Point
+Transformer encoder on 4,096 points), which the project's network must reproduce.
+
 Builds THEIR ``models.model.Model`` with THEIR config (``configs/default.yaml`` merged with
 ``exps/exp_thuman2.0_view3.yaml`` by their ``configs.make_cfg``) on the meta device and writes
 ``assets/published-formats/lifegom.json.gz`` (component ``network``: ``torch.load(iter_N.pt)["network"]``,
@@ -213,6 +217,72 @@ def build_their_model(code: Path, config: str = CONFIG, n_vertices: int = SMPLX_
     return model, cfg
 
 
+def seeded_(module: nn.Module, seed: int = 0) -> nn.Module:
+    """Deterministic random weights by sorted state-dict name (the same names give the same values on both
+    sides): matrices ~ N(0, 1/fan_in), norm scales ~ 1 ± 0.1, running variances in [0.5, 1.5), the rest ~ N(0, 0.05²)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, t in sorted(module.state_dict().items()):
+            if not t.is_floating_point():
+                continue
+            if name.endswith("running_var"):
+                t.copy_(0.5 + torch.rand(t.shape, generator=g))
+            elif t.dim() >= 2:
+                t.copy_(torch.randn(t.shape, generator=g) / float(np.prod(t.shape[1:])) ** 0.5)
+            elif name.endswith("weight"):
+                t.copy_(1 + 0.1 * torch.randn(t.shape, generator=g))
+            elif name in ("mean", "std"):  # the encoder's ImageNet constants stay
+                continue
+            else:
+                t.copy_(0.05 * torch.randn(t.shape, generator=g))
+    module.eval()  # (their Resnet18Encoder.train returns None)
+    return module
+
+
+def reference_inputs() -> dict[str, torch.Tensor]:
+    """The small inputs the reference outputs are computed on (seeded; the test makes the same)."""
+    import trimesh
+
+    g = torch.Generator().manual_seed(1)
+    sphere = trimesh.creation.icosphere(subdivisions=1)
+    return {
+        "mesh_faces": torch.from_numpy(np.asarray(sphere.faces, dtype=np.int64)),
+        "triangles": torch.randn(64, 3, 3, generator=g),
+        "images": torch.rand(1, 2, 32, 24, 3, generator=g),
+        "view_feats": torch.randn(20, 3, 1152, generator=g),
+        "vertex_embed": torch.randn(20, 1152, generator=g),
+        "points": torch.rand(4096, 3, generator=g),
+        "point_feats": torch.randn(4096, 2304, generator=g) * 0.5,
+    }
+
+
+def reference_outputs(code: Path) -> dict[str, torch.Tensor]:
+    """Their modules' outputs on :func:`reference_inputs` with :func:`seeded_` weights; inside authors_code."""
+    from models.model import get_transformation_from_triangle_steiner
+    from models.modules.img_encoder import Resnet18Encoder
+    from models.modules.reconstructor import EncoderLayer, subdivide
+    from models.nets.point_transformer import pointtransformer_enc_repro
+
+    inp = reference_inputs()
+    out = {}
+    faces, interp_points, interp_weights, _ = subdivide(inp["mesh_faces"].numpy(), 2, 42)
+    out["subdivide.faces"] = torch.from_numpy(np.asarray(faces, dtype=np.int64))
+    out["subdivide.interp_points"] = torch.from_numpy(interp_points)
+    out["subdivide.interp_weights"] = torch.from_numpy(interp_weights)
+    out["steiner"] = get_transformation_from_triangle_steiner(inp["triangles"])
+    with torch.no_grad():
+        enc = seeded_(Resnet18Encoder(types.SimpleNamespace(rgb_embed=True)), 2)
+        for i, f in enumerate(enc(inp["images"], None)):
+            out[f"encoder.{i}"] = f[0]
+        fuse = seeded_(nn.Sequential(EncoderLayer(1152, 6, 1152, 1152), EncoderLayer(1152, 6, 1152, 1152)), 3)
+        x = fuse[0](inp["view_feats"], inp["view_feats"], inp["view_feats"])
+        out["multiview_embed"] = fuse[1](inp["vertex_embed"][:, None], x, x)[:, 0]
+        pt = seeded_(pointtransformer_enc_repro(c=2307), 4)
+        o = torch.tensor([len(inp["points"])], dtype=torch.int32)
+        out["gom_encoder"] = pt((inp["points"], inp["point_feats"], o))
+    return {k: v.contiguous().float() if v.is_floating_point() else v.contiguous() for k, v in out.items()}
+
+
 def commit_of(code: Path) -> str:
     try:
         return subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -247,6 +317,15 @@ def main(argv=None) -> None:
              "Shims in the generator: see training/published_formats/lifegom.py.")
     path = write_fixture(PublishedFormat("lifegom", source, {"network": state}, notes), args.out)
     print(f"wrote {path}: {len(state)} tensors, {sum(int(np.prod(s)) for s in state.values()):,} values")
+    from safetensors.torch import save_file
+
+    with authors_code(args.authors_code) as code:
+        ref = reference_outputs(code)
+    ref_path = args.out / "lifegom.forward.safetensors"
+    save_file(ref, str(ref_path), metadata={"source": source.split(":")[0] + ": subdivide, "
+                                            "get_transformation_from_triangle_steiner, Resnet18Encoder, "
+                                            "EncoderLayer x2, pointtransformer_enc_repro(c=2307); seeded_ weights"})
+    print(f"wrote {ref_path}: {', '.join(f'{k} {tuple(v.shape)}' for k, v in ref.items())}")
 
 
 if __name__ == "__main__":

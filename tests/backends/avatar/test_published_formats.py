@@ -108,3 +108,41 @@ def test_published_checkpoint_reconstructs_and_renders_through_the_service(tmp_p
     with pytest.raises(Exception, match="exactly 3 views"):
         list(service.reconstruct(service.ReconstructRequest(subject=0, n_views=2, model="lifegom", size=48,
                                                             models_dir=str(models))))
+
+
+def test_published_network_reproduces_the_authors_modules_on_small_inputs():
+    """Outputs of their code (lifegom.forward.safetensors, written by the generator from wenj/LIFe-GoM with the
+    same seeded weights): subdivision order, Steiner frames, encoder, view fusion, Point Transformer."""
+    from safetensors.torch import load_file
+    from torch import nn
+
+    from backends.avatar.gom import steiner_frame
+    from backends.avatar.lifegom_published import (
+        EncoderLayer,
+        PointTransformerEnc,
+        Resnet18Encoder,
+        subdivide_like_theirs,
+    )
+    from backends.common.published_formats import ASSETS
+    from training.published_formats.lifegom import reference_inputs, seeded_
+
+    ref = load_file(str(ASSETS / "lifegom.forward.safetensors"))
+    inp = reference_inputs()
+    sub = subdivide_like_theirs(inp["mesh_faces"].numpy(), 2, 42)
+    assert np.array_equal(sub.faces, ref["subdivide.faces"].numpy())
+    theirs_idx = ref["subdivide.interp_points"].numpy()
+    assert np.array_equal(sub.indices, np.where(theirs_idx < 0, 0, theirs_idx))
+    assert np.allclose(sub.weights, ref["subdivide.interp_weights"].numpy())
+    torch.testing.assert_close(steiner_frame(inp["triangles"]), ref["steiner"], atol=1e-5, rtol=1e-4)
+    with torch.no_grad():
+        enc = seeded_(Resnet18Encoder(), 2)
+        for i, f in enumerate(enc(inp["images"][0])):
+            torch.testing.assert_close(f, ref[f"encoder.{i}"], atol=1e-4, rtol=1e-4)
+        fuse = seeded_(nn.Sequential(EncoderLayer(1152, 6, 1152, 1152), EncoderLayer(1152, 6, 1152, 1152)), 3)
+        x = fuse[0](inp["view_feats"], inp["view_feats"], inp["view_feats"])
+        torch.testing.assert_close(fuse[1](inp["vertex_embed"][:, None], x, x)[:, 0], ref["multiview_embed"],
+                                   atol=1e-4, rtol=1e-4)
+        pt = seeded_(PointTransformerEnc(2307), 4)
+        got = pt(inp["points"], inp["point_feats"])
+        assert ref["gom_encoder"].abs().mean() > 0.05  # a signal, not zeros
+        torch.testing.assert_close(got, ref["gom_encoder"], atol=1e-4, rtol=1e-4)
