@@ -4,7 +4,8 @@
 checkpoint's changes: no ``added_time_ids`` embedding (no fps / motion-bucket conditioning), RoPE
 over true frame indices in every temporal transformer instead of SVD's frame embedding, and a
 ``position_ids`` argument. Its config keys and state-dict names are those of
-``hhyangcs/depth-any-video`` (``unet`` and ``unet_interp``), so the real weights load into it.
+``hhyangcs/depth-any-video`` (``unet`` and ``unet_interp``), so the real weights load into it — checked
+against the authors' own class, names, shapes and forward pass (``tests/backends/videodepth/test_published_formats.py``).
 
 The embedded model replaces SVD's VAE by :class:`SpaceToDepthCodec`, an exact, weight-free
 4×4 space-to-depth: 64×64 frames become 16×16 "latents", the grid the reference UNet works on,
