@@ -138,8 +138,11 @@ def network_from_checkpoint(ckpt: object, use_ema: bool = True, **adm_overrides)
 def load_i2sb_checkpoint(path: str | Path, use_ema: bool = True, **adm_overrides) -> I2SBNetwork:
     """Read ``latest.pt`` (weights only, no pickled code) and build the matching network."""
     path = Path(path)
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    try:  # memory-mapped: of 'net' and 'ema' only the weights used are ever read (a legacy file cannot be)
+        try:
+            ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        except RuntimeError:
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # a truncated or foreign file
         raise InputError(f"{path.name} is not a readable I2SB checkpoint ({e.__class__.__name__}).") from None
     try:
