@@ -8,13 +8,6 @@ from pathlib import Path
 import pytest
 from gradio_client import handle_file
 
-from app.tabs import all_tabs
-
-# The tab is shown once the embedded reconstructor is trained (app/tabs/__init__.py); until then these
-# tests wait for it rather than fail the suite.
-pytestmark = pytest.mark.skipif("avatar" not in [t.name for t in all_tabs()],
-                                reason="the Avatar tab is not registered yet")
-
 
 @pytest.fixture(scope="module", autouse=True)
 def _anny_loaded_once():

@@ -11,12 +11,10 @@ import pytest
 from gradio_client import Client, handle_file
 
 from app.components.longwork import CANCELS
-from app.tabs import all_tabs
 from tests.app.test_counterfactual_api import BRIDGE, CLASSIFIER, EXAMPLES, editor_payload
 from tests.app.test_layout3d_api import LAYOUT
 
 STOP_WITHIN_S = 2.0
-TABS = [t.name for t in all_tabs()]
 NEUTRAL = [0, 45, 45, 0, 0, 5, 5, 0, 0, 5, 5, 0, 0, 0, 0]  # the avatar sliders in the tab's order (A-pose)
 TEXT = ("textedit-embedded", "a sign that says", "cat", 0, 100)
 
@@ -110,7 +108,6 @@ def test_layout3d_generate_and_next_stage_stop_within_two_seconds(user):
     _assert_stopped(user, job, "/layout3d_stop")
 
 
-@pytest.mark.skipif("textedit" not in TABS, reason="the Text in Image tab is not registered")
 @pytest.mark.parametrize("action", ["generate", "edit", "localize", "finetune"])
 def test_text_in_image_actions_stop_within_two_seconds(user, action):
     layers = user.predict(TEXT[0], api_name="/textedit_model_info")[1]
@@ -121,7 +118,6 @@ def test_text_in_image_actions_stop_within_two_seconds(user, action):
                     after=4.0 if action == "finetune" else 0.5)
 
 
-@pytest.mark.skipif("avatar" not in TABS, reason="the Avatar tab is not registered")
 @pytest.mark.usefixtures("anny_loaded_once")
 def test_avatar_reconstruct_and_video_stop_within_two_seconds(user):
     job = user.submit("synthetic", 0, 5, 5, None, None, None, *NEUTRAL, api_name="/avatar_reconstruct")

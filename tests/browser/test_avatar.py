@@ -9,11 +9,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
-from app.tabs import all_tabs
-
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif("avatar" not in [t.name for t in all_tabs()],
-                                 reason="the Avatar tab is shown once the embedded reconstructor is trained")]
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -10,12 +10,9 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
-from app.tabs import all_tabs
 from backends.textedit.ocr import matches, read
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif("textedit" not in [t.name for t in all_tabs()],
-                                 reason="the Text in Image tab is shown once the embedded model writes legibly")]
+pytestmark = pytest.mark.browser
 
 OLD, NEW = "cat", "sun"
 

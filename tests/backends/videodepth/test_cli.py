@@ -33,7 +33,14 @@ def test_folder_of_frames_to_raw_files_and_a_ply(tmp_path):
     res = cli("--input", frames, "--out", tmp_path / "out", "--fps", 12, "--ply-frame", 2, "--baseline-frames", 3)
     assert res.returncode == 0, res.stderr
     line = json.loads(res.stdout.strip().splitlines()[-1])
-    assert line["frames"] == 6 and line["size"] == [64, 32] and line["flicker"] is not None
+    assert line["frames"] == 6 and line["size"] == [64, 32]
+    # the flicker printed is the score of the written disparity on the first 3 frames, as resized for the model
+    from backends.videodepth.outputs import flicker_score
+
+    disparity = np.load(tmp_path / "out" / "disparity.npz")["disparity"]
+    rgb = np.stack([np.asarray(Image.open(frames / f"f{i:03d}.png").convert("RGB").resize((64, 32), Image.Resampling.BOX))
+                    for i in range(3)])
+    assert line["flicker"] == pytest.approx(flicker_score(disparity[:3], rgb)) and line["baseline_flicker"] >= 0
     with zipfile.ZipFile(tmp_path / "out" / "depth_png16.zip") as z:
         assert len(z.namelist()) == 6
     assert (tmp_path / "out" / "frame_00002.ply").is_file() and (tmp_path / "out" / "depth_side_by_side.mp4").is_file()
