@@ -1,0 +1,123 @@
+"""Fit the out-of-domain statistics of each embedded model (backends/common/ood.py) on held-out synthetic inputs.
+
+    python -m training.ood_calibration [--n-fit 600] [--n-calib 400] [--out assets/ood-calibration]
+
+For each capability that takes uploads into an embedded model — Counterfactual (32×32 images),
+Video Depth (frames at 64 px), Avatar (64×64 masked views) — this renders held-out synthetic inputs
+with the capability's own data generator (seeds its training never used), brings them to what
+the model sees the way an upload is brought there, and fits the feature mean and covariance on one
+split and the threshold (a quantile of the distances) on another. Real photographs are never used
+to fit anything; the bench (bench/realinputs.py) measures how well photos are told apart.
+Writes <capability>.safetensors and a card (README.md, metrics.json) into --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from backends.common.ood import FEATURE_NAMES, features, fit_stats
+
+ROOT = Path(__file__).resolve().parents[1]
+CAPABILITIES = ("counterfactual", "videodepth", "avatar")
+QUANTILE = 0.98
+# seed ranges no training, validation, test or example set of the capability uses
+FIT_SEEDS = {"counterfactual": 5_000_000, "videodepth": 5_000_000, "avatar": 5_000_000}
+CALIB_SEEDS = {"counterfactual": 6_000_000, "videodepth": 6_000_000, "avatar": 6_000_000}
+TEST_SEEDS = {"counterfactual": 7_000_000, "videodepth": 7_000_000, "avatar": 7_000_000}
+# the video worlds vary most (paths, textures, lighting): more reference frames
+N_FIT = {"counterfactual": 1000, "videodepth": 2000, "avatar": 600}
+VD_FRAMES_PER_CLIP = 2  # frames kept per rendered clip (spread over it)
+
+
+def counterfactual_inputs(seed0: int, n: int) -> tuple[list[np.ndarray], None]:
+    from backends.counterfactual.data import make_example
+
+    return [make_example(seed0 + i).image for i in range(n)], None
+
+
+def videodepth_inputs(seed0: int, n: int) -> tuple[list[np.ndarray], None]:
+    from backends.videodepth.data import render_clip
+
+    clips = max(1, n // VD_FRAMES_PER_CLIP)
+    frames = []
+    for i in range(clips):
+        clip = render_clip(seed0 + i, 6).rgb  # a short path: frames of one clip are much alike
+        frames.extend(clip[np.linspace(0, len(clip) - 1, VD_FRAMES_PER_CLIP).round().astype(int)])
+    return frames[:n], None
+
+
+def avatar_inputs(seed0: int, n: int, size: int = 64) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Masked views as the reconstructor sees them (image × mask), rendered at 64 or at 128 and resized like an upload."""
+    from backends.avatar.data import sample_subject
+
+    images, masks = [], []
+    i = 0
+    while len(images) < n:
+        render_size = size if i % 2 == 0 else 2 * size
+        sample = sample_subject(seed0 + i, 2, render_size)
+        for v in sample.views:
+            img, m = avatar_view(v.rgb, v.mask, size)
+            images.append(img)
+            masks.append(m)
+        i += 1
+    return images[:n], masks[:n]
+
+
+def avatar_view(rgb: np.ndarray, mask: np.ndarray, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """A view (float or uint8 image, mask) → what the reconstructor sees: resized like ``uploads.resize_views``, masked."""
+    import torch
+    import torch.nn.functional as F
+
+    img = np.asarray(rgb, np.float32) / (255.0 if np.asarray(rgb).dtype == np.uint8 else 1.0)
+    m = (np.asarray(mask, np.float32) > 0.5).astype(np.float32)
+    if img.shape[:2] != (size, size):
+        t = torch.from_numpy(np.ascontiguousarray(img)).permute(2, 0, 1)[None]
+        img = F.interpolate(t, size=(size, size), mode="bilinear", antialias=True).clamp(0, 1)[0].permute(1, 2, 0).numpy()
+        tm = torch.from_numpy(m)[None, None]
+        m = (F.interpolate(tm, size=(size, size), mode="bilinear", antialias=True)[0, 0] > 0.5).float().numpy()
+    return np.round(img * m[..., None] * 255).astype(np.uint8), m
+
+
+MAKERS = {"counterfactual": counterfactual_inputs, "videodepth": videodepth_inputs, "avatar": avatar_inputs}
+
+
+def synthetic_features(capability: str, seed0: int, n: int) -> np.ndarray:
+    images, masks = MAKERS[capability](seed0, n)
+    return features(images, masks)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n-fit", type=int, help="fit inputs (default: N_FIT, per capability)")
+    p.add_argument("--n-calib", type=int, default=400)
+    p.add_argument("--out", type=Path, default=ROOT / "assets" / "ood-calibration")
+    p.add_argument("--only", choices=CAPABILITIES, action="append")
+    args = p.parse_args(argv)
+    metrics = {}
+    metrics_path = args.out / "metrics.json"
+    if metrics_path.is_file():
+        metrics = json.loads(metrics_path.read_text())
+    for cap in args.only or CAPABILITIES:
+        start = time.perf_counter()
+        fit = synthetic_features(cap, FIT_SEEDS[cap], args.n_fit or N_FIT[cap])
+        calib = synthetic_features(cap, CALIB_SEEDS[cap], args.n_calib)
+        stats = fit_stats(fit, calib, QUANTILE)
+        stats.meta = {"capability": cap, "n_fit": len(fit), "n_calib": len(calib), "quantile": QUANTILE,
+                      "fit_seeds_from": FIT_SEEDS[cap], "calib_seeds_from": CALIB_SEEDS[cap]}
+        path = stats.save(args.out / f"{cap}.safetensors")
+        metrics[cap] = {**stats.meta, "threshold": round(stats.threshold, 3),
+                        "calib_median_distance": round(float(np.median(stats.distance(calib))), 3),
+                        "seconds": round(time.perf_counter() - start, 1)}
+        print(f"{cap}: threshold {stats.threshold:.2f} ({len(fit)} fit, {len(calib)} calibration inputs) → {path}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    metrics_path.write_text(json.dumps({"features": list(FEATURE_NAMES), **metrics}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
