@@ -124,6 +124,12 @@ class AvatarResult:
     subject_seed: int | None = None  # synthetic subjects: their seed (to ray-cast the ground truth)
     input_cameras: list = field(default_factory=list)  # (viewmat, K) per input view
     pixel_size: float = 0.0  # metres one input pixel spans at the body (the scale the model was fit at)
+    domain: object | None = None  # uploads into the embedded model: common.ood.DomainCheck (None: not checked)
+
+    @property
+    def notice(self) -> str:
+        """Beyond the embedded model's world: what it knows and the real model that would serve."""
+        return self.domain.notice if self.domain is not None else ""
 
     def gaussians(self, pose: Pose, pixel_size: float | None = None):
         """The Gaussians in ``pose``, with the low-pass the model was trained under kept in world units.
@@ -154,6 +160,7 @@ class AvatarResult:
                 "views": len(self.inputs), "iterations": self.iterations, "levels": self.avatar.subdivision.levels,
                 "gaussians": self.n_gaussians, "reconstruction_s": round(self.seconds, 3),
                 "pixel_size_m": round(self.pixel_size, 6),
+                "domain": self.domain.to_json() if self.domain is not None else None,
                 "input_pose": self.input_pose.as_dict(), "body": self.phenotype.as_dict()}
 
 
@@ -305,6 +312,11 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
         phenotype, pose = up.phenotype, up.pose
         images, masks, viewmats, ks = up.images * up.masks[..., None], up.masks, up.viewmats, up.Ks
         source = f"upload ({len(images)} view{'s' if len(images) != 1 else ''})"
+    domain = None
+    if req.upload is not None and req.model == EMBEDDED_MODEL:  # checked on every run; the run goes ahead
+        from backends.common.ood import check_inputs
+
+        domain = check_inputs("avatar", list(np.round(images * 255).astype(np.uint8)), list(masks))
     cancel.raise_if_cancelled()
     yield ProgressEvent(0.25, "building the body template")
     if published:  # the user's SMPL-X body (mean shape) in the subject's pose: the published model's template
@@ -355,7 +367,7 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
     yield AvatarResult(avatar, skeleton, phenotype, pose, [np.round(im * 255).astype(np.uint8) for im in images],
                        seconds, req.iterations,
                        req.model if req.model in (EMBEDDED_MODEL, PUBLISHED_MODEL) else Path(req.model).name,
-                       "cpu", source, seed, [(e, k) for e, k in zip(viewmats, ks, strict=True)], pixel)
+                       "cpu", source, seed, [(e, k) for e, k in zip(viewmats, ks, strict=True)], pixel, domain)
 
 
 # --- rendering ------------------------------------------------------------------------------------
