@@ -263,6 +263,8 @@ def build(demo: gr.Blocks) -> None:
                 msg = (f"**{result.source}** → {result.n_gaussians:,} Gaussians in **{result.seconds:.2f} s** "
                        f"({result.iterations} feedback iteration(s), {len(result.inputs)} view(s)) · model "
                        f"`{result.model}` on `{result.device}`")
+                if result.notice:
+                    msg += f"\n\n⚠️ {result.notice}"
                 yield ([(im, f"view {i}") for i, im in enumerate(result.inputs)], msg, json.dumps(data),
                        json.dumps(bones_payload(result, pose, data["id"])))
         except Cancelled:

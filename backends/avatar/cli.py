@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
                                          iterations=args.iterations, model=args.model)
         result = run_to_result(service.reconstruct(req), _progress)
         paths = outputs.write_avatar(result, result.input_pose, args.out)
+        if result.notice:
+            print(f"note: {result.notice}", file=sys.stderr)
         print(json.dumps({**result.card(), "files": sorted(p.name for p in paths.values())}))
         return 0
     result = outputs.load_avatar(args.avatar)
