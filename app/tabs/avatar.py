@@ -110,11 +110,26 @@ def _pose(values):
     return Pose(**{name: float(v) for name, v in zip(SLIDERS, values, strict=True)})
 
 
+PUBLISHED = "lifegom"  # the authors' checkpoint, offered when it and the user's SMPL-X are in the models folder
+
+
+def model_choices() -> list[tuple[str, str]]:
+    from backends.avatar.service import model_ready
+
+    choices = [("Embedded (CPU-sized, trained here; 1–5 views)", EMBEDDED)]
+    if model_ready(PUBLISHED):
+        choices.append(("LIFe-GoM published checkpoint (THuman2.0; exactly 3 views, SMPL-X)", PUBLISHED))
+    return choices
+
+
 def model_info() -> str:
     from backends.avatar.service import model_ready
 
     state = "present" if model_ready(EMBEDDED) else "**missing** (train it: `python -m training.avatar_reconstructor`)"
-    return (f"**Model:** `{EMBEDDED}` ({state}) · **device:** CPU (torch) · **server renderer:** compiled tile "
+    published = "present" if model_ready(PUBLISHED) else \
+        "not present (`iclr25-studio models check` says where to put it and SMPL-X)"
+    return (f"**Model:** `{EMBEDDED}` ({state}); the authors' `{PUBLISHED}` checkpoint: {published} · "
+            "**device:** CPU (torch) · **server renderer:** compiled tile "
             "renderer (numba; gsplat on CUDA) · **browser:** Spark splats, skinned on the GPU")
 
 
@@ -153,6 +168,9 @@ def build(demo: gr.Blocks) -> None:
                 example_files = gr.File(label="Example upload", file_count="multiple", elem_id="av-example-files")
             iterations = gr.Slider(1, 5, value=3, step=1, label="Feedback iterations (paper: 3)", elem_id="av-iters",
                                    info="Rounds of iterative feedback refining the avatar: more is sharper and slower.")
+            model_dd = gr.Dropdown(model_choices(), value=EMBEDDED, label="Reconstructor", elem_id="av-model",
+                                   info="The authors' published checkpoint is offered when it and your SMPL-X file "
+                                        "are in the models folder (it takes 1024² inputs: minutes on a CPU).")
             with gr.Row():
                 recon_btn = gr.Button("Reconstruct", variant="primary", elem_id="av-reconstruct")
                 stop_btn = gr.Button("Stop", variant="stop", elem_id="av-stop")
@@ -244,15 +262,19 @@ def build(demo: gr.Blocks) -> None:
 
     @user_errors
     def on_reconstruct(request: gr.Request, progress=gr.Progress(), *values):  # noqa: B008 — gradio's idiom
-        kind, subject_v, views_v, iters_v, images, masks, spec, *pose_v = values
+        kind, subject_v, views_v, iters_v, images, masks, spec, *rest = values
+        pose_v, model_v = rest[:len(SLIDERS)], (rest[len(SLIDERS):] or [EMBEDDED])[0] or EMBEDDED
         from backends.avatar import service
         from backends.avatar.viewer import avatar_payload, bones_payload
 
+        if model_v not in (EMBEDDED, PUBLISHED):
+            raise InputError(f"Unknown reconstructor {model_v!r}: {EMBEDDED!r} or {PUBLISHED!r}.")
         if kind == "upload":
             req = service.ReconstructRequest(subject=None, upload=_upload_request(images, masks, spec),
-                                             iterations=int(iters_v))
+                                             iterations=int(iters_v), model=model_v)
         else:
-            req = service.ReconstructRequest(subject=int(subject_v or 0), n_views=int(views_v), iterations=int(iters_v))
+            req = service.ReconstructRequest(subject=int(subject_v or 0), n_views=int(views_v), iterations=int(iters_v),
+                                             model=model_v)
         req.validate()
         token = CANCELS.start(request, "avatar")
         try:
@@ -347,13 +369,14 @@ def build(demo: gr.Blocks) -> None:
     # Progress and errors show on a status line; a failed action changes nothing else (the avatar, what
     # the model saw, the renders stay)
     listen(recon_btn.click, on_reconstruct, status=status,
-           inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders],
+           inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders, model_dd],
            outputs=[inputs_gallery, status, payload, bones], api_name="avatar_reconstruct", concurrency_id="gpu")
     stop_btn.click(on_stop, outputs=status, api_name="avatar_stop", queue=False)
     for s in sliders:
         s.input(on_pose, inputs=[*sliders, bones], outputs=bones, api_name=False, show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="avatar-pose", concurrency_limit=4)
     demo.load(model_info, outputs=model_md, api_visibility="private")
+    demo.load(lambda: gr.update(choices=model_choices()), outputs=model_dd, api_visibility="private")
     pose_api = gr.Button(visible=False)
     pose_api.click(on_pose, inputs=[*sliders, bones], outputs=bones, api_name="avatar_pose",
                    concurrency_id="avatar-pose")

@@ -36,7 +36,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--upload", type=Path, help="a cameras JSON file; its images and masks lie beside it")
     rec.add_argument("--views", type=int, default=3, help="views of a synthetic subject (1-5)")
     rec.add_argument("--iterations", type=int, default=3, help="feedback iterations (paper: 3)")
-    rec.add_argument("--model", default="avatar-embedded", help="avatar-embedded or a checkpoint folder")
+    rec.add_argument("--model", default="avatar-embedded",
+                     help="avatar-embedded, lifegom (the authors' checkpoint + your SMPL-X in the models folder; "
+                          "exactly 3 views) or a checkpoint folder")
+    rec.add_argument("--input-size", type=int, dest="input_size",
+                     help="the views' resolution (default: the model's own; lifegom: 1024)")
     rec.add_argument("--out", type=Path, required=True)
     ren = sub.add_parser("render", help="render a saved avatar: a novel view, a video, or an FPS measurement")
     ren.add_argument("--avatar", type=Path, required=True, help="an avatar.safetensors written by reconstruct")
@@ -109,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.avatar_action == "reconstruct":
         upload = _read_upload(args.upload) if args.upload else None
         req = service.ReconstructRequest(subject=args.subject, upload=upload, n_views=args.views,
-                                         iterations=args.iterations, model=args.model)
+                                         iterations=args.iterations, model=args.model, size=args.input_size)
         result = run_to_result(service.reconstruct(req), _progress)
         paths = outputs.write_avatar(result, result.input_pose, args.out)
         if result.notice:

@@ -22,7 +22,7 @@ from backends.common.errors import InputError
 from backends.common.imageio import save_png
 
 from .body import Phenotype
-from .gom import FaceParams, GoMAvatar, subdivide
+from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
 from .pose import Pose
 from .service import AvatarResult, Skeleton
 
@@ -74,6 +74,12 @@ def mesh_ply_bytes(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray)
     return header.encode("ascii") + vert.tobytes() + face.tobytes()
 
 
+def _is_own_subdivision(sub: Subdivision, n_coarse: int) -> bool:
+    """True when ``gom.subdivide`` rebuilds exactly this subdivision from the coarse faces (then only those are saved)."""
+    again = subdivide(sub.coarse_faces, n_coarse, sub.levels)
+    return np.array_equal(again.faces, sub.faces) and np.array_equal(again.indices, sub.indices)
+
+
 def save_avatar(result: AvatarResult, path: Path) -> Path:
     from safetensors.torch import save_file
 
@@ -85,6 +91,12 @@ def save_avatar(result: AvatarResult, path: Path) -> Path:
         "bone_heads": torch.from_numpy(np.asarray(s.heads, np.float64)),
         "bone_parents": torch.tensor(s.parents, dtype=torch.int64),
     }
+    if not _is_own_subdivision(a.subdivision, len(a.coarse_xyz)):  # e.g. the published LIFe-GoM's face order: keep it as it is
+        sub = a.subdivision
+        tensors.update({"fine_faces": torch.from_numpy(np.asarray(sub.faces, np.int64)),
+                        "fine_indices": torch.from_numpy(np.asarray(sub.indices, np.int64)),
+                        "fine_weights": torch.from_numpy(np.asarray(sub.weights, np.float32)),
+                        "fine_parent": torch.from_numpy(np.asarray(sub.parent, np.int64))})
     meta = {"format": FORMAT, "levels": str(a.subdivision.levels), "bone_labels": json.dumps(s.labels),
             "pixel_size": repr(float(result.pixel_size)),
             "card": json.dumps(result.card())}
@@ -110,7 +122,11 @@ def load_avatar(path: str | Path) -> AvatarResult:
         levels = int(meta["levels"])
         labels = json.loads(meta["bone_labels"])
         faces = t["coarse_faces"].numpy()
-        sub = subdivide(faces, len(t["coarse_xyz"]), levels)
+        if "fine_faces" in t:
+            sub = Subdivision(faces, t["fine_faces"].numpy(), t["fine_indices"].numpy(), t["fine_weights"].numpy(),
+                              t["fine_parent"].numpy(), levels)
+        else:
+            sub = subdivide(faces, len(t["coarse_xyz"]), levels)
         avatar = GoMAvatar(t["coarse_xyz"], t["lbs_weights"], sub, FaceParams(t["rgb"], t["so3"], t["scale"], t["offset"]))
         skeleton = Skeleton(t["bone_heads"].numpy(), [int(p) for p in t["bone_parents"]], labels)
         pose = Pose.from_dict(card["input_pose"])

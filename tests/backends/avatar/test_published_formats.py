@@ -1,20 +1,11 @@
-"""Issue 24 §2/§3 for Avatar: LIFe-GoM's published checkpoint and the SMPL-X file, checked against the
-authors' code (fixtures written by training/published_formats/{lifegom,smplx}.py), and the published network
-run through the service on a random-weight checkpoint in their exact format and a synthetic SMPL-X file."""
+"""Issue 24 §2 for Avatar: LIFe-GoM's published checkpoint and the SMPL-X file, checked against the authors'
+code (fixtures written by training/published_formats/{lifegom,smplx}.py); the service/CLI path is in
+test_lifegom_published.py."""
 
 import numpy as np
-import pytest
 import torch
 
-from backends.avatar import published, service
-from backends.avatar.lifegom_published import (
-    CHECKPOINT_FILE,
-    PublishedConfig,
-    build_published,
-    load_published,
-    read_checkpoint,
-    save_in_their_format,
-)
+from backends.avatar import published
 from backends.avatar.smplx import read_smplx
 from backends.common.published_formats import compare, compare_format, matches, read_fixture
 
@@ -60,54 +51,6 @@ def test_smplx_fixture_lists_what_the_official_loader_reads_and_read_smplx_takes
            "kintree_table": (2, len(body.parents))}
     assert not compare({k: layout[k] for k in got}, got)
     assert body.parents[0] == -1
-
-
-def _checkpoint(tmp_path, n_vertices=642):
-    models = tmp_path / "models"
-    (models / "smplx").mkdir(parents=True)
-    published.synthetic_smplx(models / "smplx" / "SMPLX_NEUTRAL.npz", n_vertices=n_vertices, n_faces=0)
-    body = read_smplx(models / "smplx" / "SMPLX_NEUTRAL.npz")
-    torch.manual_seed(0)
-    net = build_published(PublishedConfig(n_vertices=n_vertices), body, levels=0)
-    path = save_in_their_format(net, models / "lifegom" / CHECKPOINT_FILE)
-    return models, body, path
-
-
-def test_their_checkpoint_format_loads_with_no_key_missing_or_left_over(tmp_path):
-    models, body, path = _checkpoint(tmp_path)
-    ckpt = torch.load(path, weights_only=True)
-    assert set(ckpt) == {"iter", "network", "optimizer"}
-    fixture = read_fixture("lifegom").components["network"]
-    state = read_checkpoint(path)
-    assert set(state) == set(fixture)  # the same names as the authors' Model.state_dict()
-    assert [k for k in fixture if k != "reconstructor.vertex_embed" and tuple(state[k].shape) != fixture[k]] == []
-    model = load_published(path, body, levels=0)  # strict: raises on any missing / unexpected key
-    assert torch.equal(model.reconstructor.vertex_embed, state["reconstructor.vertex_embed"])
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    assert missing == [] and unexpected == []
-    state.pop("reconstructor.visibility_embed")
-    with pytest.raises(RuntimeError, match="visibility_embed"):
-        model.load_state_dict(state, strict=True)
-
-
-def test_published_checkpoint_reconstructs_and_renders_through_the_service(tmp_path):
-    models, body, _ = _checkpoint(tmp_path)
-    assert service.model_ready(service.PUBLISHED_MODEL, str(models))
-    assert not service.model_ready(service.PUBLISHED_MODEL, str(tmp_path / "empty"))
-    req = service.ReconstructRequest(subject=0, n_views=3, iterations=2, model=service.PUBLISHED_MODEL, levels=1,
-                                     size=48, models_dir=str(models))
-    events = list(service.reconstruct(req))
-    result = events[-1]
-    assert isinstance(result, service.AvatarResult) and result.model == "lifegom"
-    assert [e.message for e in events[:-1] if e.message.startswith("feedback iteration")] == \
-        ["feedback iteration 1/2", "feedback iteration 2/2"]
-    assert result.n_gaussians == 4 * len(body.faces)
-    assert torch.isfinite(result.avatar.params.rgb).all() and torch.isfinite(result.avatar.coarse_xyz).all()
-    out = service.render_novel(result, service.RenderRequest(size=48, ground_truth=False))
-    assert out.image.shape == (48, 48, 3) and out.alpha.max() > 0.1  # the body is drawn
-    with pytest.raises(Exception, match="exactly 3 views"):
-        list(service.reconstruct(service.ReconstructRequest(subject=0, n_views=2, model="lifegom", size=48,
-                                                            models_dir=str(models))))
 
 
 def test_published_network_reproduces_the_authors_modules_on_small_inputs():
