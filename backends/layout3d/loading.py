@@ -50,6 +50,16 @@ def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = "
     return _named(BuildAScenePipeline(vae, text, tok, unet, sched), name)
 
 
+def sd_classes() -> dict[str, type]:
+    """The class each SD 1.5 subfolder (and the ControlNet repo, ``controlnet``) is loaded with; also what
+    ``published.expected_format`` builds, so the published-format check follows the loader."""
+    from diffusers import AutoencoderKL, ControlNetModel, UNet2DConditionModel
+    from transformers import CLIPTextModel
+
+    return {"vae": AutoencoderKL, "unet": UNet2DConditionModel, "text_encoder": CLIPTextModel,
+            "controlnet": ControlNetModel}
+
+
 def load_sd_controlnet(sd_folder: Path, controlnet_folder: Path, lora_file: Path | None = None, device="cpu",
                        dtype=torch.float32, name: str = "sd15+controlnet-depth", sd_variant: str | None = None,
                        controlnet_variant: str | None = None) -> BuildAScenePipeline:
@@ -57,16 +67,17 @@ def load_sd_controlnet(sd_folder: Path, controlnet_folder: Path, lora_file: Path
 
     ``*_variant="fp16"`` reads the repos' fp16 weight files (``*.fp16.safetensors``) where those were downloaded.
     """
-    from diffusers import AutoencoderKL, ControlNetModel, DDIMScheduler, UNet2DConditionModel
-    from transformers import AutoTokenizer, CLIPTextModel
+    from diffusers import DDIMScheduler
+    from transformers import AutoTokenizer
 
     sd = Path(sd_folder)
-    vae = AutoencoderKL.from_pretrained(sd / "vae", torch_dtype=dtype, variant=sd_variant).to(device)
-    unet = UNet2DConditionModel.from_pretrained(sd / "unet", torch_dtype=dtype, variant=sd_variant).to(device)
-    text = CLIPTextModel.from_pretrained(sd / "text_encoder", dtype=dtype, variant=sd_variant).to(device)
+    classes = sd_classes()
+    vae = classes["vae"].from_pretrained(sd / "vae", torch_dtype=dtype, variant=sd_variant).to(device)
+    unet = classes["unet"].from_pretrained(sd / "unet", torch_dtype=dtype, variant=sd_variant).to(device)
+    text = classes["text_encoder"].from_pretrained(sd / "text_encoder", dtype=dtype, variant=sd_variant).to(device)
     tok = AutoTokenizer.from_pretrained(sd / "tokenizer")
-    controlnet = ControlNetModel.from_pretrained(controlnet_folder, torch_dtype=dtype,
-                                                 variant=controlnet_variant).to(device)
+    controlnet = classes["controlnet"].from_pretrained(controlnet_folder, torch_dtype=dtype,
+                                                       variant=controlnet_variant).to(device)
     if lora_file is not None:
         from safetensors.torch import load_file
 

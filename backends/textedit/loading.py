@@ -153,14 +153,24 @@ def _copy(generator: torch.Generator) -> torch.Generator:
     return g
 
 
+# diffusers' pipeline class of each published model, and what load_published passes it: IF's safety checker
+# and watermarker are not loaded (the paper edits stage I's text layers only).
+PIPELINES = {"sdxl-base": "StableDiffusionXLPipeline", "sd3-medium": "StableDiffusion3Pipeline",
+             "if-stage1": "IFPipeline"}
+PIPELINE_KWARGS = {"if-stage1": dict(safety_checker=None, watermarker=None, requires_safety_checker=False)}
+
+
+def pipeline_class(spec_id: str):
+    import diffusers
+
+    return getattr(diffusers, PIPELINES[spec_id])
+
+
 def load_published(spec_id: str, folder: Path, device="cpu", dtype=torch.float32,
                    variant: str | None = None) -> PublishedTextPipeline:
     """One of the paper's pipelines from its diffusers folder (``variant="fp16"``: its fp16 weight files)."""
-    from diffusers import IFPipeline, StableDiffusion3Pipeline, StableDiffusionXLPipeline
-
-    cls = {"sdxl-base": StableDiffusionXLPipeline, "sd3-medium": StableDiffusion3Pipeline, "if-stage1": IFPipeline}[spec_id]
-    extra = dict(safety_checker=None, watermarker=None, requires_safety_checker=False) if cls is IFPipeline else {}
-    pipe = cls.from_pretrained(folder, dtype=dtype, variant=variant, **extra).to(device)
+    cls = pipeline_class(spec_id)
+    pipe = cls.from_pretrained(folder, dtype=dtype, variant=variant, **PIPELINE_KWARGS.get(spec_id, {})).to(device)
     return PublishedTextPipeline(pipe, spec_id)
 
 

@@ -9,7 +9,9 @@ weights file holds at full size. These repos were written by diffusers' and tran
 ``save_pretrained``, so their classes are the authors' code: each component is built on the meta device
 with the class the repo's own metadata names (``model_index.json``; the ControlNet config's
 ``_class_name``) from the repo's ``config.json``, and the names are its ``state_dict`` less the tied
-weights ``save_pretrained`` leaves out (T5's ``encoder.embed_tokens.weight`` = ``shared.weight``).
+weights ``save_pretrained`` leaves out (T5's ``encoder.embed_tokens.weight`` = ``shared.weight``), in the
+naming of the library version that wrote the file (``as_written``: the version each config records, where
+that version's source, checked, names them otherwise than today's classes).
 
 The configs (and where each was copied from; there is no hub here) are committed under
 ``assets/published-formats/configs/<repo>/`` with ``SOURCES.json``. ``--authors-code DIR`` puts
@@ -80,6 +82,43 @@ def saved_names(model) -> dict[str, tuple[int, ...]]:
     return {k: s for k, s in shapes_of(model.state_dict()).items() if k not in tied}
 
 
+def _version(text: str | None) -> tuple[int, ...]:
+    return tuple(int(p) for p in (text or "0").split(".")[:2] if p.isdigit())
+
+
+# diffusers before the attention refactor saved a VAE mid-block attention as AttentionBlock (diffusers 0.6.0,
+# models/attention.py: group_norm, query, key, value, proj_attn); today's Attention names the same tensors:
+_OLD_ATTENTION = {"to_q": "query", "to_k": "key", "to_v": "value", "to_out.0": "proj_attn"}
+
+
+def as_written(model, library: str, name: str, folder: Path) -> dict[str, tuple[int, ...]]:
+    """The names the library version that wrote the repo's file gave, where they differ from today's save.
+
+    * transformers 4.x ``CLIPTextModel`` held its layers under ``self.text_model`` (4.22.0 and 4.32.0
+      ``modeling_clip.py``), so every key starts ``text_model.`` (transformers 5 drops it and maps it back on
+      load); before 4.31 it also saved ``text_model.embeddings.position_ids`` (4.22.0: a persistent buffer,
+      "exported when serialized"; 4.32.0: ``persistent=False``);
+    * diffusers before 0.15 saved VAE attention blocks as ``query/key/value/proj_attn``.
+    """
+    names = saved_names(model)
+    config = json.loads((folder / "config.json").read_text())
+    if library == "transformers" and name == "CLIPTextModel" and _version(config.get("transformers_version"))[0] == 4:
+        names = {f"text_model.{k}": s for k, s in names.items()}
+        if _version(config["transformers_version"]) < (4, 31):
+            names["text_model.embeddings.position_ids"] = (1, config["max_position_embeddings"])
+    if library == "diffusers" and _version(config.get("_diffusers_version")) < (0, 15):
+        old = [n for n, m in model.named_modules() if getattr(m, "_from_deprecated_attn_block", False)]
+        renamed = {}
+        for key, shape in names.items():
+            for path in old:
+                for new, legacy in _OLD_ATTENTION.items():
+                    if key.startswith(f"{path}.{new}."):
+                        key = f"{path}.{legacy}.{key[len(path) + len(new) + 2:]}"
+            renamed[key] = shape
+        names = renamed
+    return names
+
+
 def fixture(model_id: str) -> PublishedFormat:
     import diffusers
     import transformers
@@ -88,7 +127,8 @@ def fixture(model_id: str) -> PublishedFormat:
     built, classes = {}, []
     for comp in components:
         library, name = published_class(repo, comp)
-        built[comp] = saved_names(build(library, name, component_folder(repo, comp)))
+        folder = component_folder(repo, comp)
+        built[comp] = as_written(build(library, name, folder), library, name, folder)
         classes.append(f"{comp}: {library}.{name}")
     info = sources()["repos"][repo]
     source = (f"{repo} configs ({info['source']}); built with diffusers {diffusers.__version__} / transformers "

@@ -1,0 +1,36 @@
+"""What the 3D Layout loader takes from the published SD 1.5 and depth ControlNet repos, at full size.
+
+``expected_format(model_id)`` builds, on the meta device, every component ``load_sd_controlnet`` loads —
+with the classes it loads them with (``loading.sd_classes``) from the repo's ``config.json`` as
+``from_pretrained`` reads it — and lists which of the published checkpoint's names
+(``assets/published-formats/<model-id>.json.gz``) its loader takes, renamed as ``from_pretrained`` renames
+them, with the shape of the tensor each lands on, and the model's tensors none fills
+(``published_build.loader_view``): ``compare_format`` with the fixture then says what the loader would
+leave in the file, leave unfilled or refuse for its shape.
+"""
+
+from __future__ import annotations
+
+from backends.common.published_build import build_meta, config_folder, loader_view
+from backends.common.published_formats import Format, read_fixture
+
+from .models import SPECS
+
+# model id -> the repo subfolders load_sd_controlnet reads ("" = the repo root, named "controlnet")
+COMPONENTS = {"sd15": ("unet", "vae", "text_encoder"), "controlnet-sd15-depth": ("controlnet",)}
+PUBLISHED_MODELS: tuple[str, ...] = tuple(COMPONENTS)
+
+
+def expected_format(model_id: str) -> Format:
+    from .loading import sd_classes
+
+    if model_id not in COMPONENTS:
+        raise KeyError(f"{model_id!r} is not a published 3D Layout model; one of {PUBLISHED_MODELS}")
+    repo = next(s.location for s in SPECS if s.id == model_id)
+    classes, published = sd_classes(), read_fixture(model_id).components
+    out = {}
+    for comp in COMPONENTS[model_id]:
+        folder = config_folder(repo) if comp == "controlnet" else config_folder(repo, comp)
+        out[comp] = loader_view(build_meta(classes[comp], folder), published.get(comp, {}))
+    return out
+
