@@ -16,8 +16,6 @@ from backends.common.errors import Cancelled, InputError
 from backends.common.imageio import upscale
 from backends.counterfactual.data import CLASSES
 from backends.counterfactual.models import BRIDGE_KINDS, CLASSIFIER_KINDS
-from backends.counterfactual.models import DEFAULT_BRIDGE as BRIDGE_ID
-from backends.counterfactual.models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "static" / "examples" / "counterfactual").glob("*.png"))
 VIEW = 256  # the editor shows the model-size image enlarged to this many pixels
@@ -87,11 +85,16 @@ def build(demo: gr.Blocks) -> None:
             examples = gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
             shown = gr.State(None)  # the upload the editor and the prediction are of
             prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
-            model_md = gr.Markdown(elem_id="cf-model")
+            from backends.counterfactual.service import REAL_BRIDGE, default_models
+
+            start_bridge, start_classifier = default_models()
+            model_md = gr.Markdown(
+                f"Published models present here: `{start_bridge}` and `{start_classifier}` are chosen by default."
+                if start_bridge == REAL_BRIDGE else "", elem_id="cf-model")
             with gr.Accordion("Models", open=False):
-                bridge_id = gr.Dropdown(model_choices(BRIDGE_KINDS), value=BRIDGE_ID, label="Bridge", elem_id="cf-bridge",
+                bridge_id = gr.Dropdown(model_choices(BRIDGE_KINDS), value=start_bridge, label="Bridge", elem_id="cf-bridge",
                                         info="The region-constrained Schrödinger bridge that repaints the region.")
-                classifier_id = gr.Dropdown(model_choices(CLASSIFIER_KINDS), value=CLASSIFIER_ID, label="Classifier",
+                classifier_id = gr.Dropdown(model_choices(CLASSIFIER_KINDS), value=start_classifier, label="Classifier",
                                             elem_id="cf-classifier",
                                             info="The classifier whose decision the counterfactual flips (it also guides the bridge).")
         with gr.Column(scale=1):
@@ -150,10 +153,10 @@ def build(demo: gr.Blocks) -> None:
         info = (f"Models: bridge `{models.bridge_id}`, classifier `{pred.classifier_id}` on `{models.device}` · "
                 f"model input {models.size}×{models.size}")
         if pred.warning:
-            gr.Warning(pred.warning, title="Outside the models' domain")
+            gr.Warning(pred.warning, title="Outside the embedded models' world")
             info += f"\n\n⚠️ {pred.warning}"
         elif pred.domain is None:
-            info += " · this classifier ships no domain statistics, so unfamiliar inputs are not flagged"
+            info += " · published models: no embedded model in use, so the input is not checked against a synthetic world"
         return editor_value(pred.image), prediction_label(pred.probabilities), info, path
 
     @user_errors
@@ -246,6 +249,8 @@ def _show_result(result):
     status = (f"**{flipped}/{len(result.samples)} flipped** to *{result.target}* · max change outside the region: "
               f"{max(s.max_change_outside for s in result.samples)} · {result.seconds:.1f} s · "
               f"bridge `{result.models['bridge']}`, classifier `{result.models['classifier']}` on `{result.models['device']}`")
+    if result.notice:
+        status += f"\n\n⚠️ {result.notice}"
     return upscale(result.samples[0].image, f), status, items, run_card(result), [str(p) for p in paths.values()]
 
 

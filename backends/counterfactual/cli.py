@@ -116,8 +116,13 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def _print(name: str, result, folder: Path) -> None:
+    """One JSON line per image; beyond the embedded models' world the notice also goes to stderr."""
+    import sys
+
+    if result.notice:
+        print(f"note ({name}): {result.notice}", file=sys.stderr)
     print(json.dumps({"image": name, "prediction": result.original_prediction, "target": result.target,
-                      "flip_rate": result.flip_rate, "out": str(folder)}))
+                      "flip_rate": result.flip_rate, "out": str(folder), "notice": result.notice or None}))
 
 
 def _images(path: Path) -> list[Path]:

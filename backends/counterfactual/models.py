@@ -10,11 +10,10 @@ CLASSIFIER_KINDS = ("classifier", "torchvision-classifier")
 SPECS = [
     ModelSpec(
         id="counterfactual-classifier", capability="counterfactual", kind="classifier", source="embedded",
-        location="counterfactual-classifier", files=("config.json", "model.safetensors", "domain.safetensors"),
+        location="counterfactual-classifier", files=("config.json", "model.safetensors"),
         sha256={
             "config.json": "faf0ac5b6e42445a79976dfa932a27f571e468f622a74faea55569800779866e",
             "model.safetensors": "ba3e33ded8cdfc6fc2547c4390fa2b69da69006013de62cc79fd59a5045856bb",
-            "domain.safetensors": "c4d89432bb7fc556c39403637c80c5bf34411889ba4850cc776629837e31ee73",
         },
         license="Apache-2.0 (trained by this project)",
         description="Small CNN naming the shape in 32×32 primitive-world images (training/counterfactual_classifier.py).",

@@ -18,18 +18,20 @@ from backends.common.device import select_device
 from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array
 from backends.common.modelbuild import cached_model
+from backends.common.ood import DomainCheck, check_inputs
 from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.common.registry import default_registry
 from backends.common.seeding import check_seed, torch_generator
 
-from .domain import DomainModel, DomainVerdict, check_domain
 from .loading import load_bridge, load_classifier
 from .masks import resize_mask
 from .models import DEFAULT_BRIDGE as BRIDGE_ID
 from .models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
 from .pipeline import RCSBPipeline
 from .regions import auto_region
+
+REAL_BRIDGE, REAL_CLASSIFIER = "i2sb-imagenet-freeform", "resnet50-imagenet"
 
 
 @dataclass
@@ -40,7 +42,7 @@ class Models:
     device: torch.device
     size: int
     classes: tuple[str, ...]
-    domain: DomainModel | None = None  # the classifier's held-out feature statistics, when it ships them
+    embedded: bool = True  # the bridge or the classifier is one of this project's (knows only the primitive world)
 
 
 @cached_model(maxsize=2)
@@ -54,8 +56,27 @@ def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
     classifier, classes = load_classifier(clf_spec, clf_folder)
     pipeline = RCSBPipeline(bridge.to(device), classifier.to(device))
     pipeline.set_progress_bar_config(disable=True)  # progress goes through callback_on_step_end
-    domain = DomainModel.load(clf_folder) if clf_spec.kind == "classifier" else None
-    return Models(pipeline, bridge_id, classifier_id, torch.device(device), size, tuple(classes), domain)
+    embedded = "embedded" in (bridge_spec.source, clf_spec.source)
+    return Models(pipeline, bridge_id, classifier_id, torch.device(device), size, tuple(classes), embedded)
+
+
+def domain_check(models: Models, image: np.ndarray) -> DomainCheck | None:
+    """How far the model-size image is from the embedded models' world (None: only real models run, no check)."""
+    return check_inputs("counterfactual", [image]) if models.embedded else None
+
+
+def default_models() -> tuple[str, str]:
+    """The bridge and classifier a new session starts with: the published ones when both are present here
+    (``REAL_BRIDGE``, ``REAL_CLASSIFIER``), else the embedded ones."""
+    from backends.common.registry import model_status
+
+    registry = default_registry()
+    try:
+        if all(model_status(registry.get(i)).present for i in (REAL_BRIDGE, REAL_CLASSIFIER)):
+            return REAL_BRIDGE, REAL_CLASSIFIER
+    except KeyError:
+        pass
+    return BRIDGE_ID, CLASSIFIER_ID
 
 
 def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:
@@ -130,20 +151,19 @@ class Prediction:
     probabilities: dict[str, float]
     image: np.ndarray  # what the classifier saw (model size)
     classifier_id: str
-    domain: DomainVerdict | None = None  # None: this classifier ships no domain statistics (not checked)
+    domain: DomainCheck | None = None  # None: real models only, nothing to check
 
     @property
     def warning(self) -> str:
-        return self.domain.warning if self.domain is not None else ""
+        return self.domain.notice if self.domain is not None else ""
 
 
 def classify(image, models: Models | None = None) -> Prediction:
     models = models or load_models()
     img = prepare_image(image, models.size)
     p = probabilities(models, img[None])[0]
-    domain = check_domain(models.domain, models.pipeline.classifier, img[None])[0] if models.domain else None
     return Prediction(models.classes[int(p.argmax())], dict(zip(models.classes, map(float, p), strict=True)), img,
-                      models.classifier_id, domain)
+                      models.classifier_id, domain_check(models, img))
 
 
 # --- automatic region --------------------------------------------------------------------------------
@@ -246,6 +266,12 @@ class CounterfactualResult:
     settings: dict = field(default_factory=dict)
     models: dict = field(default_factory=dict)
     seconds: float = 0.0
+    domain: DomainCheck | None = None  # how far the input is from the embedded models' world (None: not checked)
+
+    @property
+    def notice(self) -> str:
+        """Beyond the embedded models' domain: what they know and the real models that would serve."""
+        return self.domain.notice if self.domain is not None else ""
 
     @property
     def flip_rate(self) -> float:
@@ -256,7 +282,8 @@ class CounterfactualResult:
         samples = [{k: v for k, v in asdict(s).items() if k != "image"} for s in self.samples]
         return {"original_prediction": self.original_prediction, "original_probabilities": self.original_probabilities,
                 "target": self.target, "flip_rate": self.flip_rate, "samples": samples, "settings": self.settings,
-                "models": self.models, "seconds": round(self.seconds, 3), "region_area": float(self.mask.mean())}
+                "models": self.models, "seconds": round(self.seconds, 3), "region_area": float(self.mask.mean()),
+                "domain": self.domain.to_json() if self.domain is not None else None}
 
 
 def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
@@ -271,6 +298,7 @@ def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
     if not mask.any():
         raise InputError("The region is empty: draw over the part of the image that may change.")
     orig_p = probabilities(models, image[None])[0]
+    domain = domain_check(models, image)  # checked on every run, not only at upload; the run goes ahead
     x = to_tensor(image, models.device)
     m = torch.from_numpy(mask)[None, None].float().to(models.device)
     yield ProgressEvent(0.0, "starting the bridge")
@@ -319,5 +347,5 @@ def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
         original_probabilities=dict(zip(models.classes, map(float, orig_p), strict=True)), target=models.classes[target],
         samples=samples, settings=settings, models={"bridge": models.bridge_id, "classifier": models.classifier_id,
                                                     "device": str(models.device)},
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - start, domain=domain,
     )

@@ -127,7 +127,7 @@ def test_an_image_far_from_the_domain_is_flagged_and_a_render_is_not(client, tmp
     _, label, info = client.predict(handle_file(str(tmp_path / "noise.png")), BRIDGE, CLASSIFIER,
                                     api_name="/counterfactual_classify")
     assert label["label"] in ("cube", "sphere", "cylinder", "cone", "torus")  # it still answers ...
-    assert "⚠️" in info and "unlike anything the embedded models were trained on" in info  # ... with a warning
+    assert "⚠️" in info and "unlike anything the embedded model was trained on" in info  # ... with a warning
     _, _, info = client.predict(handle_file(str(EXAMPLES / "cone.png")), BRIDGE, CLASSIFIER,
                                 api_name="/counterfactual_classify")
     assert "⚠️" not in info
