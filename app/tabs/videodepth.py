@@ -96,16 +96,17 @@ def _result_status(r) -> str:
         flick = (f"\n\n**Flicker** (no ground truth: change of depth where the picture did not change, frames "
                  f"0–{r.flicker_frames - 1}; lower is steadier): ours **{r.flicker:.4f}** · same model frame by "
                  f"frame **{r.baseline_flicker:.4f}**" if r.baseline_flicker is not None else "")
-    notes = " · ".join(r.notes)
+    notes = " · ".join(n for n in r.notes if n != r.notice)
+    warn = f"\n\n⚠️ {r.notice}" if r.notice else ""
     return (f"**Done:** {r.frames} frame(s) at {r.size[0]}×{r.size[1]} in {r.seconds:.1f} s · model `{r.model_id}` "
-            f"on `{r.device}` · {notes}{flick}")
+            f"on `{r.device}` · {notes}{warn}{flick}")
 
 
 def _summary(r) -> dict:
     return {"model": r.model_id, "device": r.device, "frames": r.frames, "size": list(r.size), "fps": r.fps,
             "truncated": r.truncated, "seconds": round(r.seconds, 2), "resumed_at_frame": r.resumed_at,
             "flicker": r.flicker, "baseline_flicker": r.baseline_flicker, "flicker_frames": r.flicker_frames,
-            "notes": r.notes}
+            "notes": r.notes, "domain": r.domain.to_json() if r.domain is not None else None}
 
 
 def build(demo: gr.Blocks) -> None:
@@ -128,8 +129,13 @@ def build(demo: gr.Blocks) -> None:
                                elem_id="vd-example",
                                info="Use a held-out synthetic clip instead of an upload.")
             estimate = gr.Markdown("Upload a video to see the time and memory a run takes.", elem_id="vd-estimate")
-            model = gr.Dropdown(model_choices(), value="videodepth-embedded", label="Model", elem_id="vd-model",
-                                info="Embedded: the small model trained here; the others: the paper's once downloaded.")
+            from backends.videodepth.service import REAL_MODEL, default_model
+
+            start_model = default_model()
+            model = gr.Dropdown(model_choices(), value=start_model, label="Model", elem_id="vd-model",
+                                info=(f"`{REAL_MODEL}` is present here, so it is chosen by default; " if start_model == REAL_MODEL
+                                      else "") + "Embedded: the small model trained here; the others: the paper's "
+                                     "once downloaded.")
             download_beside(model, "vd")
             with gr.Row():
                 max_side = gr.Dropdown(RESOLUTIONS, value=64, label="Max resolution (longer side; embedded: 64)",

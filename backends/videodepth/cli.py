@@ -74,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
     line = {"input": Path(request.input_path).name, "model": result.model_id, "device": result.device,
             "frames": result.frames, "size": list(result.size), "seconds": round(result.seconds, 2), "resumed_at_frame": result.resumed_at,
             "flicker": result.flicker, "baseline_flicker": result.baseline_flicker,
-            "video": str(result.video), "png_zip": str(result.png_zip), "npz": str(result.npz), "notes": result.notes}
+            "video": str(result.video), "png_zip": str(result.png_zip), "npz": str(result.npz), "notes": result.notes,
+            "domain": result.domain.to_json() if result.domain is not None else None}
+    if result.notice:
+        print(f"note: {result.notice}", file=sys.stderr)
     if args.ply_frame is not None:
         cloud = frame_point_cloud(PointCloudRequest(request.input_path, result.npz, args.ply_frame, request.out_dir))
         line["ply"] = str(cloud.ply)

@@ -33,8 +33,10 @@ from PIL import Image
 from backends.common import files
 from backends.common.errors import InputError
 from backends.common.imageio import open_image
+from backends.common.ood import DomainCheck, check_inputs
 from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+from backends.common.registry import default_registry
 from backends.common.video import iter_video_frames, probe_video, write_mp4
 
 from .interpolation import NUM_INTERP, key_plan, segments, stream_depth_interpolated
@@ -45,6 +47,8 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
 MAX_FRAMES = 3000
 MAX_ASPECT = 8.0
 LONG_VIDEO = ("auto", "interpolation", "windows")
+DOMAIN_FRAMES = 8  # frames (spread over the clip) the out-of-domain score takes the median of
+REAL_MODEL = "depth-any-video"
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,12 @@ class VideoDepthResult:
     device: str = "cpu"
     seconds: float = 0.0
     resumed_at: int = 0  # frames already done when this run started (0: a fresh run)
+    domain: DomainCheck | None = None  # how far the frames are from the embedded model's world (None: not checked)
+
+    @property
+    def notice(self) -> str:
+        """Beyond the embedded model's world: what it knows and the real model that would serve."""
+        return self.domain.notice if self.domain is not None else ""
 
 
 @dataclass
@@ -372,6 +382,16 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
         for f in open_frames():
             yield np.asarray(Image.fromarray(f).resize((w, h), Image.Resampling.BOX))
 
+    checked = set(np.linspace(0, n - 1, min(n, DOMAIN_FRAMES)).round().astype(int).tolist()) if embedded(request.model_id) else set()
+    seen: list[np.ndarray] = []
+
+    def kept(frames):
+        """The frames as the model sees them; the ones the domain check scores are kept on the way."""
+        for i, f in enumerate(frames):
+            if i in checked:
+                seen.append(f)
+            yield f
+
     latest: list[np.ndarray | None] = [None]
 
     def progress(a, b):
@@ -386,7 +406,7 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
                                                  "emitted": state.emitted}))
 
     def side_by_side():
-        frames = resized()
+        frames = kept(resized())
         for i in range(done):  # a resumed run re-encodes the frames it already has
             q = np.asarray(Image.open(pngs / f"depth_{i:05d}.png"))
             yield np.concatenate([next(frames), colorize(q / 65535.0, request.colormap)], 1)
@@ -446,8 +466,31 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
                                                            else " (this model has no interpolation network)"))
     if done:
         notes.append(f"resumed at frame {done}")
+    domain = check_inputs("videodepth", seen) if seen else None  # every run, the CLI's too; the run went ahead
+    if domain is not None and domain.notice:
+        notes.append(domain.notice)
     return VideoDepthResult(request.model_id, n, (w, h), fps, video_path, png_zip, npz, truncated, notes,
-                            ours, baseline, k, str(pipe.device), time.perf_counter() - started, done)
+                            ours, baseline, k, str(pipe.device), time.perf_counter() - started, done, domain)
+
+
+def embedded(model_id: str) -> bool:
+    """Is this one of the project's own models (trained on the primitive world only)?"""
+    try:
+        return default_registry().get(model_id).source == "embedded"
+    except KeyError:
+        return False
+
+
+def default_model() -> str:
+    """The model a new session starts with: Depth Any Video when it is present here, else the embedded one."""
+    from backends.common.registry import model_status
+
+    try:
+        if model_status(default_registry().get(REAL_MODEL)).present:
+            return REAL_MODEL
+    except KeyError:
+        pass
+    return "videodepth-embedded"
 
 
 def tidy_finished(out_dir: Path) -> None:
