@@ -1,4 +1,4 @@
-"""The tabs of the app, in display order. Adding a tab is one line in ``TABS``."""
+"""The tabs of the app, in display order. Adding a tab is one line in ``all_tabs``: its module's ``TAB``."""
 
 from __future__ import annotations
 

@@ -15,24 +15,13 @@ intrinsics with pixel centres at +0.5 (``backends.synth.Camera`` gives both).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 
 from .gom import Gaussians
+from .render_common import ALPHA_MAX, ALPHA_MIN, EPS2D, T_MIN, Render
 
-EPS2D = 0.3  # px², the low-pass filter added to every projected covariance
-ALPHA_MIN = 1.0 / 255.0
-ALPHA_MAX = 0.999
-T_MIN = 1e-4
 MAX_PAIRS = 4_000_000  # (Gaussian, pixel) pairs composited at once
-
-
-@dataclass
-class Render:
-    rgb: torch.Tensor  # H×W×C, composited over the background
-    alpha: torch.Tensor  # H×W accumulated opacity
-    depth: torch.Tensor  # H×W expected z-depth of the visible Gaussians (0 where alpha is 0)
 
 
 def gsplat_available(device: torch.device | str) -> bool:

@@ -24,7 +24,7 @@ import torch
 from numba import njit, prange
 
 from .gom import Gaussians
-from .render import ALPHA_MAX, ALPHA_MIN, EPS2D, T_MIN, Render
+from .render_common import ALPHA_MAX, ALPHA_MIN, EPS2D, T_MIN, Render
 
 TILE = 16
 # numba's own thread pool: its idle threads sleep, where OpenMP's spin (on a busy 2-core machine the spinning
