@@ -18,6 +18,9 @@ Speed: reconstruction seconds (3 iterations, CPU), render FPS of the avatar at 5
 The served path at display resolution: the service's own reconstruct + render_novel (world-space
 low-pass included) on the tab's synthetic subjects at 512², PSNR against the ray-cast truth, for the
 trained and the served subdivision, with the rasterizer's milliseconds per frame.
+The authors' published checkpoint (``lifegom``, with the user's SMPL-X), when it is in the models folder:
+the same served path on one subject at its own 1024² inputs (``--published-size`` to change), its
+reconstruction seconds and a 512² render; absent, the result says so and how to get it.
 Paired differences (same images; mean and 95 % interval over images and over subjects) answer "does A
 beat B": 3 vs 1 iterations, multi- vs single-resolution at equal steps, served vs trained mesh.
 
@@ -113,12 +116,34 @@ def served_renders(model: str, subjects: int, size: int = 512, azimuths=(30.0, 1
     return out
 
 
+def published_run(size: int | None = None, subjects: int = 1) -> dict:
+    """The authors' ``lifegom`` checkpoint through the service, when present (it needs SMPL-X too)."""
+    from backends.avatar import service
+
+    if not service.model_ready(service.PUBLISHED_MODEL):
+        spec = default_registry().get(service.PUBLISHED_MODEL)
+        return {"present": False, "how_to_get": spec.how_to_get}
+    out = {"present": True, "input_size": size or int(service.load_model(service.PUBLISHED_MODEL).config.image_size),
+           "recon_s": [], "render_ms": [], "psnr": []}
+    for i in range(subjects):
+        req = service.ReconstructRequest(subject=i, model=service.PUBLISHED_MODEL, size=size)
+        result = [x for x in service.reconstruct(req) if isinstance(x, service.AvatarResult)][0]
+        r = service.render_novel(result, service.RenderRequest(pose=result.input_pose, azimuth_deg=30.0, size=512))
+        out["recon_s"].append(result.seconds)
+        out["render_ms"].append(r.render_ms)
+        out["psnr"].append(r.psnr)
+        out["gaussians"] = result.n_gaussians
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="3 subjects instead of 20")
     p.add_argument("--subjects", type=int)
     p.add_argument("--served-subjects", type=int, help="subjects for the served-path check (default 2 quick, 6)")
     p.add_argument("--model", help="an exported model folder (default: the embedded avatar-embedded asset)")
+    p.add_argument("--published-size", type=int, dest="published_size",
+                   help="input size for the authors' lifegom checkpoint when present (default: its own 1024)")
     args = p.parse_args()
     torch.set_num_threads(1)
     n = args.subjects or (3 if args.quick else 20)
@@ -207,6 +232,7 @@ def main() -> None:
         "render": fps,
         "paired": pairs,
         "served_512": served_check,
+        "published_lifegom": published_run(args.published_size),
         "methods": summary,
     }
     path = write_results("avatar", result)
@@ -222,6 +248,10 @@ def main() -> None:
     print(f"served path at {sv['size']}²: 1 subdivision {sv['levels1_psnr']:.2f} dB ({sv['levels1_render_ms']:.0f} ms), "
           f"2 subdivisions {sv['levels2_psnr']:.2f} dB ({sv['levels2_render_ms']:.0f} ms); paired "
           f"{sv['levels2_vs_levels1']['psnr_diff']:+.3f} ± {sv['levels2_vs_levels1']['psnr_diff_ci95']:.3f} dB")
+    pub = result["published_lifegom"]
+    print("published lifegom: " + (f"{np.mean(pub['recon_s']):.1f} s per avatar at {pub['input_size']}², "
+                                   f"render {np.mean(pub['render_ms']):.0f} ms at 512²" if pub["present"]
+                                   else "not present (" + pub["how_to_get"] + ")"))
     print(f"wrote {path}")
 
 
