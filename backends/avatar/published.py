@@ -75,6 +75,35 @@ def synthetic_smplx(path: Path, n_vertices: int = 10475, n_faces: int = 20908, n
     return Path(path)
 
 
+def full_size_run(size: int = 1024, iterations: int = 3, render_size: int = 512) -> dict:
+    """One avatar from the published network at full size with random weights (SMPL-X's 10,475 vertices, two
+    subdivisions = 334,528 Gaussians, 3 views of ``size``², their 3 iterations) through the service, and one
+    render: what a user waits on. Raises on failure (the caller records it)."""
+    import time
+
+    from . import service
+    from .lifegom_published import CHECKPOINT_FILE, PublishedConfig, build_published, save_in_their_format
+    from .smplx import read_smplx
+
+    with tempfile.TemporaryDirectory() as tmp:
+        models = Path(tmp)
+        (models / "smplx").mkdir()
+        synthetic_smplx(models / "smplx" / "SMPLX_NEUTRAL.npz")
+        body = read_smplx(models / "smplx" / "SMPLX_NEUTRAL.npz")
+        torch.manual_seed(0)
+        save_in_their_format(build_published(PublishedConfig(), body, levels=0), models / "lifegom" / CHECKPOINT_FILE)
+        start = time.perf_counter()
+        model = service.load_model(service.PUBLISHED_MODEL, service.RENDER_LEVELS, str(models))
+        load_s = time.perf_counter() - start
+        req = service.ReconstructRequest(subject=0, n_views=3, iterations=iterations, model=service.PUBLISHED_MODEL,
+                                         size=size, models_dir=str(models))
+        result = [x for x in service.reconstruct(req) if isinstance(x, service.AvatarResult)][0]
+        out = service.render_novel(result, service.RenderRequest(size=render_size, ground_truth=False))
+        return {"resolution": size, "iterations": iterations, "gaussians": result.n_gaussians,
+                "load_s": load_s, "seconds": result.seconds, "unit": "avatar", "render_ms": out.render_ms,
+                "render_size": render_size, "parameters": sum(p.numel() for p in model.parameters())}
+
+
 def published_checkpoint_loads(size: int = 64, n_vertices: int = 642) -> bool:
     """True when a random-weight checkpoint in the authors' format loads through the registry's folders and
     the avatar service reconstructs and renders one view from it; False (never raises) when any step fails."""
