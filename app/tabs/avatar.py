@@ -114,7 +114,7 @@ PUBLISHED = "lifegom"  # the authors' checkpoint, offered when it and the user's
 
 
 def model_choices() -> list[tuple[str, str]]:
-    from backends.avatar.service import model_ready
+    from backends.avatar.models import model_ready
 
     choices = [("Embedded (CPU-sized, trained here; 1–5 views)", EMBEDDED)]
     if model_ready(PUBLISHED):

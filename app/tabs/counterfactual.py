@@ -85,7 +85,7 @@ def build(demo: gr.Blocks) -> None:
             examples = gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
             shown = gr.State(None)  # the upload the editor and the prediction are of
             prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
-            from backends.counterfactual.service import REAL_BRIDGE, default_models
+            from backends.counterfactual.models import REAL_BRIDGE, default_models
 
             start_bridge, start_classifier = default_models()
             model_md = gr.Markdown(

@@ -129,7 +129,7 @@ def build(demo: gr.Blocks) -> None:
                                elem_id="vd-example",
                                info="Use a held-out synthetic clip instead of an upload.")
             estimate = gr.Markdown("Upload a video to see the time and memory a run takes.", elem_id="vd-estimate")
-            from backends.videodepth.service import REAL_MODEL, default_model
+            from backends.videodepth.models import REAL_MODEL, default_model
 
             start_model = default_model()
             model = gr.Dropdown(model_choices(), value=start_model, label="Model", elem_id="vd-model",

@@ -5,7 +5,12 @@ the package once per machine. The coarse mesh the reconstructor is trained on sh
 user supplies its files: its licence forbids shipping them.
 """
 
+from pathlib import Path
+
 from backends.common.registry import ModelSpec
+
+EMBEDDED_MODEL = "avatar-embedded"
+PUBLISHED_MODEL = "lifegom"  # the authors' checkpoint (registry id), on the user's SMPL-X (registry id smplx)
 
 SPECS = [
     ModelSpec(
@@ -71,3 +76,19 @@ SPECS = [
                    "SMPLX_NEUTRAL.npz in the `smplx` folder of the models folder. The suite cannot ship it.",
     ),
 ]
+
+
+def model_ready(name: str = EMBEDDED_MODEL, models_dir: str | None = None) -> bool:
+    """True when the model's files are present (nothing is loaded; torch-free, so the tab can ask at build time);
+    the published model also needs SMPL-X. Another name is a folder holding a ``model.safetensors``."""
+    if name not in (EMBEDDED_MODEL, PUBLISHED_MODEL):
+        return Path(name, "model.safetensors").is_file()
+    from backends.common.registry import default_registry, model_status
+    from backends.common.settings import Settings, get_settings
+
+    settings = get_settings() if models_dir is None else Settings(models_dir=Path(models_dir))
+    try:
+        needed = [name] + (["smplx"] if name == PUBLISHED_MODEL else [])
+        return all(model_status(default_registry().get(m), settings).present for m in needed)
+    except KeyError:
+        return False

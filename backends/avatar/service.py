@@ -26,11 +26,10 @@ from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 
 from .body import Phenotype, forward_kinematics
 from .gom import GoMAvatar
+from .models import EMBEDDED_MODEL, PUBLISHED_MODEL, model_ready  # noqa: F401 (torch-free; re-exported)
 from .pose import PRESETS, Pose, pose_rotations, yaw_transform
 from .render import EPS2D as EPS2D_PX  # 3DGS's screen-space dilation, px²
 
-EMBEDDED_MODEL = "avatar-embedded"
-PUBLISHED_MODEL = "lifegom"  # the authors' checkpoint (registry id), on the user's SMPL-X (registry id smplx)
 SUBJECT_SEED0 = 2_000_000  # the tab's subjects: outside the training (0…) and evaluation (1,000,000…) seeds
 MAX_RENDER_SIZE = 1024
 MAX_VIDEO_SIZE = 512
@@ -259,20 +258,6 @@ def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS, models_d
         model = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
     warm_up()  # the tile renderer's kernels load (or compile, once per machine) with the model
     return model
-
-
-def model_ready(name: str = EMBEDDED_MODEL, models_dir: str | None = None) -> bool:
-    """True when the model's files are present (nothing is loaded); the published model also needs SMPL-X."""
-    if name not in (EMBEDDED_MODEL, PUBLISHED_MODEL):
-        return Path(name, "model.safetensors").is_file()
-    from backends.common.registry import default_registry, model_status
-
-    settings = _settings(models_dir)
-    try:
-        needed = [name] + (["smplx"] if name == PUBLISHED_MODEL else [])
-        return all(model_status(default_registry().get(m), settings).present for m in needed)
-    except KeyError:
-        return False
 
 
 # --- reconstruction -------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from backends.common.registry import ModelSpec
 
 DEFAULT_BRIDGE = "counterfactual-bridge"
 DEFAULT_CLASSIFIER = "counterfactual-classifier"
+REAL_BRIDGE, REAL_CLASSIFIER = "i2sb-imagenet-freeform", "resnet50-imagenet"
 BRIDGE_KINDS = ("i2sb-unet2d", "i2sb-adm-unet")
 CLASSIFIER_KINDS = ("classifier", "torchvision-classifier")
 
@@ -46,3 +47,17 @@ SPECS = [
                     "as <models_dir>/torchvision/resnet50/resnet50.pth; torchvision itself is not needed."),
     ),
 ]
+
+
+def default_models() -> tuple[str, str]:
+    """The bridge and classifier a new session starts with: the published ones when both are present here
+    (``REAL_BRIDGE``, ``REAL_CLASSIFIER``), else the embedded ones. Torch-free, so the tab can ask at build time."""
+    from backends.common.registry import default_registry, model_status
+
+    registry = default_registry()
+    try:
+        if all(model_status(registry.get(i)).present for i in (REAL_BRIDGE, REAL_CLASSIFIER)):
+            return REAL_BRIDGE, REAL_CLASSIFIER
+    except KeyError:
+        pass
+    return DEFAULT_BRIDGE, DEFAULT_CLASSIFIER

@@ -28,10 +28,9 @@ from .loading import load_bridge, load_classifier
 from .masks import resize_mask
 from .models import DEFAULT_BRIDGE as BRIDGE_ID
 from .models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
+from .models import REAL_BRIDGE, REAL_CLASSIFIER, default_models  # noqa: F401 (re-exported)
 from .pipeline import RCSBPipeline
 from .regions import auto_region
-
-REAL_BRIDGE, REAL_CLASSIFIER = "i2sb-imagenet-freeform", "resnet50-imagenet"
 
 
 @dataclass
@@ -63,20 +62,6 @@ def _load(bridge_id: str, classifier_id: str, device: str) -> Models:
 def domain_check(models: Models, image: np.ndarray) -> DomainCheck | None:
     """How far the model-size image is from the embedded models' world (None: only real models run, no check)."""
     return check_inputs("counterfactual", [image]) if models.embedded else None
-
-
-def default_models() -> tuple[str, str]:
-    """The bridge and classifier a new session starts with: the published ones when both are present here
-    (``REAL_BRIDGE``, ``REAL_CLASSIFIER``), else the embedded ones."""
-    from backends.common.registry import model_status
-
-    registry = default_registry()
-    try:
-        if all(model_status(registry.get(i)).present for i in (REAL_BRIDGE, REAL_CLASSIFIER)):
-            return REAL_BRIDGE, REAL_CLASSIFIER
-    except KeyError:
-        pass
-    return BRIDGE_ID, CLASSIFIER_ID
 
 
 def load_models(bridge_id: str = BRIDGE_ID, classifier_id: str = CLASSIFIER_ID, device: str | None = None) -> Models:

@@ -2,6 +2,8 @@
 
 from backends.common.registry import ModelSpec
 
+REAL_MODEL = "depth-any-video"
+
 SPECS = [
     ModelSpec(
         id="videodepth-embedded", capability="videodepth", kind="videodepth-embedded", source="embedded",
@@ -41,3 +43,16 @@ SPECS = [
         description="Depth Any Video: SVD VAE, flow-matching UNet with RoPE, and the key-frame interpolation UNet.",
     ),
 ]
+
+
+def default_model() -> str:
+    """The model a new session starts with: Depth Any Video when it is present here, else the embedded one
+    (torch-free, so the tab can ask at build time)."""
+    from backends.common.registry import default_registry, model_status
+
+    try:
+        if model_status(default_registry().get(REAL_MODEL)).present:
+            return REAL_MODEL
+    except KeyError:
+        pass
+    return "videodepth-embedded"

@@ -41,6 +41,7 @@ from backends.common.video import iter_video_frames, probe_video, write_mp4
 
 from .interpolation import NUM_INTERP, key_plan, segments, stream_depth_interpolated
 from .longvideo import StreamState, WindowPlan, stream_depth
+from .models import REAL_MODEL, default_model  # noqa: F401 (torch-free; re-exported)
 from .outputs import COLORMAPS, colorize, flicker_score, png16_bytes, quantize16
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
@@ -48,7 +49,6 @@ MAX_FRAMES = 3000
 MAX_ASPECT = 8.0
 LONG_VIDEO = ("auto", "interpolation", "windows")
 DOMAIN_FRAMES = 8  # frames (spread over the clip) the out-of-domain score takes the median of
-REAL_MODEL = "depth-any-video"
 
 
 @dataclass(frozen=True)
@@ -479,18 +479,6 @@ def embedded(model_id: str) -> bool:
         return default_registry().get(model_id).source == "embedded"
     except KeyError:
         return False
-
-
-def default_model() -> str:
-    """The model a new session starts with: Depth Any Video when it is present here, else the embedded one."""
-    from backends.common.registry import model_status
-
-    try:
-        if model_status(default_registry().get(REAL_MODEL)).present:
-            return REAL_MODEL
-    except KeyError:
-        pass
-    return "videodepth-embedded"
 
 
 def tidy_finished(out_dir: Path) -> None:
