@@ -10,6 +10,7 @@ import numpy as np
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.failures import listen
+from app.components.imageeditor import editor_to_image_and_mask
 from app.components.longwork import CANCELS, stream
 from app.tabs import TabSpec
 from backends.common.errors import Cancelled, InputError
@@ -46,20 +47,6 @@ def editor_value(image: np.ndarray, mask: np.ndarray | None = None) -> dict:
     if mask is not None:
         layer[upscale(mask.astype(np.uint8), f).astype(bool)] = MASK_RGBA
     return {"background": big, "layers": [layer], "composite": big}
-
-
-def editor_to_image_and_mask(value) -> tuple[np.ndarray, np.ndarray | None]:
-    if not isinstance(value, dict) or value.get("background") is None:
-        raise InputError("Load an image first (upload one or pick an example).")
-    background = np.asarray(value["background"])[..., :3]
-    layers = [np.asarray(layer) for layer in value.get("layers") or [] if layer is not None]
-    mask = None
-    if layers:
-        mask = np.zeros(background.shape[:2], bool)
-        for layer in layers:
-            alpha = layer[..., 3] if layer.ndim == 3 and layer.shape[-1] == 4 else layer.reshape(layer.shape[0], layer.shape[1], -1).max(-1)
-            mask |= alpha[: mask.shape[0], : mask.shape[1]] > 0
-    return background, mask
 
 
 def prediction_label(probs: dict[str, float]) -> dict[str, float]:

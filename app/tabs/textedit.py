@@ -10,10 +10,10 @@ from PIL import Image, ImageDraw
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.failures import listen
+from app.components.imageeditor import editor_to_image_and_mask
 from app.components.longwork import CANCELS, stream
 from app.components.model_download import download_beside
 from app.tabs import TabSpec
-from app.tabs.counterfactual import editor_to_image_and_mask
 from backends.common.errors import Cancelled, InputError
 from backends.common.imageio import upscale
 from backends.textedit.models import DEFAULT_BLOCK_LIST, DEFAULT_MODEL, MODEL_CHOICES, PRESETS
