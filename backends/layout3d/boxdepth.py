@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from backends.synth import Camera
-from backends.synth.render import RenderOutput, _room_meshes, primitive_vertices
+from backends.synth.render import RenderOutput, primitive_vertices, room_meshes
 from backends.synth.scene import Primitive
 
 
@@ -40,7 +40,7 @@ def _cast(meshes, rays: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=8)
 def room_depth(camera: Camera) -> np.ndarray:
     """z-depth of floor and back wall (inf where neither is hit)."""
-    t = _cast(_room_meshes(), camera_rays(camera))
+    t = _cast(room_meshes(), camera_rays(camera))
     t.setflags(write=False)
     return t
 

@@ -77,7 +77,8 @@ def primitive_vertices(obj: Primitive, as_box: bool = False) -> tuple[np.ndarray
     return world.astype(np.float32), t
 
 
-def _room_meshes() -> list[tuple[np.ndarray, np.ndarray]]:
+def room_meshes() -> list[tuple[np.ndarray, np.ndarray]]:
+    """Floor and back wall as (vertices, triangles), the same in every room (box depth casts them alone)."""
     quad = np.array([[0, 1, 2], [0, 2, 3]], dtype=np.uint32)
     floor = np.array([[-12, -8, 0], [12, -8, 0], [12, WALL_Y, 0], [-12, WALL_Y, 0]], dtype=np.float32)
     wall = np.array([[-12, WALL_Y, 0], [12, WALL_Y, 0], [12, WALL_Y, 12], [-12, WALL_Y, 12]], dtype=np.float32)
@@ -111,7 +112,7 @@ def render(scene: Scene, camera: Camera | None = None, as_boxes: bool = False, s
     colours: dict[int, tuple[np.ndarray, int]] = {}
     frames: dict[int, tuple[SolidTexture, np.ndarray, np.ndarray]] = {}  # gid → texture, origin, rotation
     if room:
-        for mesh, colour, name in zip(_room_meshes(), (scene.room.floor, scene.room.wall), ("floor", "wall"),
+        for mesh, colour, name in zip(room_meshes(), (scene.room.floor, scene.room.wall), ("floor", "wall"),
                                       strict=True):
             gid = rc.add_triangles(o3c.Tensor(mesh[0]), o3c.Tensor(mesh[1]))
             colours[gid] = (np.asarray(colour), ROOM)
