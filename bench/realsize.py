@@ -355,20 +355,17 @@ def measure_depth_any_video(d: int):
                      "infers 32 key frames jointly, 3 steps by default; first call; VAE not timed)")
 
 
-LIFEGOM_ITERATIONS = 3  # the paper's feedback iterations
-
-
-def measure_lifegom(d: int):
+def measure_lifegom(d: int, iterations: int = 3):
     """One avatar through the Avatar service with the published network (``backends.avatar.published.
     full_size_run``): 3 views at 1024², 2 subdivisions (334,528 Gaussians), random weights saved in the
     authors' checkpoint format and read back through the registry. SMPL-X's licence forbids shipping it, so
-    the body is a synthetic mesh of SMPL-X's sizes (10,475 vertices)."""
+    the body is a synthetic mesh of SMPL-X's sizes (10,475 vertices). The paper runs 3 feedback iterations."""
     try:
         from backends.avatar.published import full_size_run
     except ImportError as e:
         raise RuntimeError(f"backends.avatar.published offers no way to run the published network ({e})") from None
-    run = full_size_run(size=1024 // d, iterations=LIFEGOM_ITERATIONS)
-    return run["seconds"], (f"s/avatar (the service's reconstruction, {LIFEGOM_ITERATIONS} feedback iterations, "
+    run = full_size_run(size=1024 // d, iterations=iterations)
+    return run["seconds"], (f"s/avatar (the service's reconstruction, {iterations} feedback iteration(s), "
                             f"{run['gaussians']:,} Gaussians; loading {run['load_s']:.1f} s and a {run['render_size']}² "
                             f"render {run['render_ms'] / 1000:.1f} s not included; first call)")
 
@@ -399,21 +396,22 @@ MEASURES = {m.model_id: m for m in (
 NOT_TIMED = {"smplx": "not timed: a body model (posing a mesh), not a network"}
 
 
-def measure_here(model_id: str, d: int = 1) -> dict:
+def measure_here(model_id: str, d: int = 1, lifegom_iterations: int = 3) -> dict:
     """In this process: build the model, time it, report the process's peak RSS."""
     import torch
 
     torch.set_flush_denormal(True)
     torch.manual_seed(0)
     m = MEASURES[model_id]
-    seconds, unit = m.measure(d)
+    seconds, unit = m.measure(d, lifegom_iterations) if model_id == "lifegom" else m.measure(d)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"resolution": m.resolution(d), "seconds": round(seconds, 3), "unit": unit, "peak_rss_mb": round(peak, 1)}
 
 
-def measure_in_child(model_id: str, d: int, timeout: float) -> dict:
+def measure_in_child(model_id: str, d: int, timeout: float, lifegom_iterations: int = 3) -> dict:
     """One model in a fresh process: its peak RSS is its own."""
-    cmd = [sys.executable, "-m", "bench.realsize", "--measure", model_id, "--downscale", str(d)]
+    cmd = [sys.executable, "-m", "bench.realsize", "--measure", model_id, "--downscale", str(d),
+           "--lifegom-iterations", str(lifegom_iterations)]
     started = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     if res.returncode != 0:
@@ -433,10 +431,13 @@ def main(argv=None) -> int:
     p.add_argument("--downscale", type=int, default=1, metavar="D",
                    help="divide every side by D (a quick look, tests; the JSON's resolution says what ran)")
     p.add_argument("--timeout", type=float, default=900, help="seconds one model may take (default 900)")
+    p.add_argument("--lifegom-iterations", type=int, default=3, help="LIFe-GoM feedback iterations (paper: 3)")
+    p.add_argument("--merge", action="store_true",
+                   help="keep the other models' entries of an existing results file (re-run some models)")
     p.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one model in a fresh process
     args = p.parse_args(argv)
     if args.measure:
-        print(json.dumps(measure_here(args.measure, args.downscale)))
+        print(json.dumps(measure_here(args.measure, args.downscale, args.lifegom_iterations)))
         return 0
     real = real_model_ids()
     only = set(args.only) if args.only else None
@@ -454,7 +455,7 @@ def main(argv=None) -> int:
     timings, why = {}, {}
     for model_id in chosen:
         try:
-            timings[model_id] = measure_in_child(model_id, args.downscale, args.timeout)
+            timings[model_id] = measure_in_child(model_id, args.downscale, args.timeout, args.lifegom_iterations)
         except Exception as e:
             why[model_id] = f"not timed: {e}"
             print(f"{model_id}: {why[model_id]}", flush=True)
@@ -469,10 +470,18 @@ def main(argv=None) -> int:
                      f"{t['seconds']} {t['unit']} at {t['resolution']}" if t else why.get(model_id, "not run"),
                      round(t["peak_rss_mb"]) if t else ""])
     print(markdown_table(["model", "published format (authors' code)", "CPU time", "peak RSS (MB)"], rows))
+    out = args.out or RESULTS / ("realsize-quick.json" if args.quick else "realsize.json")
+    if args.merge and out.is_file():  # the models not re-run keep what the file says of them
+        old = json.loads(out.read_text())
+        ran = only if only is not None else set(real)
+        checked = sorted(set(checked) | {i for i in old["published_formats_checked"] if i not in ran})
+        timings = {**{i: v for i, v in old["full_size_cpu"].items() if i not in timings}, **timings}
+        if only is not None and "lifegom" not in only:
+            avatar = old["avatar_published_checkpoint_loads"]
+    timings = {i: timings[i] for i in MEASURES if i in timings}
     payload = {"published_formats_checked": checked, "published_formats_total": len(real),
                "full_size_cpu": timings, "avatar_published_checkpoint_loads": avatar}
     assert tuple(payload) == KEYS
-    out = args.out or RESULTS / ("realsize-quick.json" if args.quick else "realsize.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=2) + "\n")
     print(f"realsize: {len(checked)}/{len(real)} published formats match the authors'; {len(timings)} models timed "
