@@ -1,17 +1,17 @@
 """What a real model costs: each published model once at its published resolution, random weights, this CPU.
 
 The architecture and the code path cost the time, not the weights' values, so every model is built from
-its published config (``assets/published-formats/configs/<repo>``, or the capability's ``published.py``) on the meta device and materialised with
-small random normal values (not ``torch.empty``: denormals or NaN would distort the timing; denormals are
-flushed too). Each model runs in a process of its own, so its peak resident memory (``ru_maxrss`` of that
-process: building, materialising and the timed call) is its own. Through the project's own code where it
-has one: the 3D Layout pipeline's ``predict_noise`` (UNet + ControlNet, CFG batch 2, Build-A-Scene's
-attention processors), the Text in Image text-layer processors on the SDXL / SD3 / IF denoisers, the
-Counterfactual ``I2SBNetwork`` and ``ImageNetNormalized`` ResNet-50, the Video Depth RoPE UNet, and a
-whole LIFe-GoM reconstruction through the Avatar service (``backends.avatar.published.full_size_run``).
-SMPL-X is a body model, not a network: not timed. Text encoders and VAEs are not timed (each unit says
-what was). Every cheap model is warmed up once before the timed call; the large ones are timed on their
-first call.
+its published config (``assets/published-formats/configs/<repo>``, or the capability's ``published.py``)
+on the meta device and materialised with small random normal values (not ``torch.empty``: denormals or
+NaN would distort the timing; denormals are flushed too). Each model runs in a process of its own, so its
+peak resident memory (``ru_maxrss`` of that process: building, materialising and the timed call) is its
+own. Through the project's own code where it has one: the 3D Layout pipeline's ``predict_noise`` (UNet +
+ControlNet, CFG batch 2, Build-A-Scene's attention processors), the Text in Image text-layer processors
+on the SDXL / SD3 / IF denoisers, the Counterfactual ``I2SBNetwork`` and ``ImageNetNormalized`` ResNet-50,
+the Video Depth RoPE UNet, and a whole LIFe-GoM reconstruction through the Avatar service
+(``backends.avatar.published.full_size_run``). SMPL-X is a body model, not a network: not timed. Text
+encoders and VAEs are not timed (each unit says what was). Every cheap model is warmed up once before the
+timed call; the large ones are timed on their first call.
 
 Besides, each capability's ``published.py`` says what its loader takes at full size; it is compared
 with the fixture read from the authors' code (``assets/published-formats``) and the models that match
