@@ -5,7 +5,8 @@
 * ``UNet2DConditionModel`` on 16×16 latents, self- and cross-attention at 16×16 and 8×8 (so the
   DSA processors act where the boxes are resolved); the box depth enters by channel concatenation,
   64×64 → 16 channels at 16×16 by pixel-unshuffle, so no depth detail is lost;
-* ``CLIPTextModel`` with a word-level tokenizer of the domain's vocabulary, trained with the UNet;
+* ``CLIPTextModel`` with a word-level tokenizer of the domain's vocabulary, trained with the UNet (both built
+  by ``backends/common/tinysd.py``, which Text in Image shares);
 * SD's noise schedule (scaled-linear β 0.00085–0.012, 1000 steps, ε-prediction), sampled with DDIM.
 """
 
@@ -14,8 +15,18 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-VOCAB_SPECIAL = ("[PAD]", "[UNK]", "[BOS]", "[EOS]")
-MAX_TOKENS = 32
+from backends.common.tinysd import (
+    MAX_TOKENS,
+    SCHEDULER_CONFIG,
+    TEXT_CONFIG,
+    VOCAB_SPECIAL,
+    build_text_encoder,
+)
+
+__all__ = ["DEPTH_UNSHUFFLE", "MAX_TOKENS", "SCHEDULER_CONFIG", "TEXT_CONFIG", "UNET_CONFIG", "VAE_CONFIG", "VOCAB_SPECIAL",
+           "build_text_encoder", "build_tokenizer", "build_unet", "build_vae", "depth_channels", "domain_vocabulary",
+           "encode_prompts", "split_words"]
+
 DEPTH_UNSHUFFLE = 4  # 64×64 depth → 16 channels at 16×16
 
 VAE_CONFIG = dict(
@@ -30,12 +41,6 @@ UNET_CONFIG = dict(
     up_block_types=("UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"),
     block_out_channels=(64, 128, 128), cross_attention_dim=64, attention_head_dim=8, norm_num_groups=32,
 )
-
-TEXT_CONFIG = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                   max_position_embeddings=MAX_TOKENS, projection_dim=64)
-
-SCHEDULER_CONFIG = dict(num_train_timesteps=1000, beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear",
-                        clip_sample=False, set_alpha_to_one=False, prediction_type="epsilon", steps_offset=1)
 
 
 def domain_vocabulary() -> list[str]:
@@ -54,23 +59,12 @@ def split_words(text: str) -> list[str]:
 
 def build_tokenizer(vocabulary: list[str] | None = None):
     """A word-level ``PreTrainedTokenizerFast`` (saved and loaded like any transformers tokenizer)."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import pre_tokenizers
+
+    from backends.common.tinysd import build_word_tokenizer
 
     words = list(VOCAB_SPECIAL) + (vocabulary or domain_vocabulary())
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()])
-    tok.post_processor = processors.TemplateProcessing(single="[BOS] $A [EOS]", special_tokens=[("[BOS]", 2), ("[EOS]", 3)])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]",
-                                   eos_token="[EOS]", model_max_length=MAX_TOKENS)
-
-
-def build_text_encoder(vocab_size: int, **overrides):
-    from transformers import CLIPTextConfig, CLIPTextModel
-
-    cfg = {**TEXT_CONFIG, **overrides}
-    return CLIPTextModel(CLIPTextConfig(vocab_size=vocab_size, pad_token_id=0, bos_token_id=2, eos_token_id=3, **cfg))
+    return build_word_tokenizer(words, pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation()]))
 
 
 def build_vae(**overrides):

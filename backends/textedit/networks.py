@@ -7,7 +7,7 @@
   at 2×8 in the middle and at 4×16 and 8×32 on the way up — seven ``attn2`` layers at three
   resolutions (4 heads each), so the localization scan has several candidates to tell apart; 1.5 M
   parameters, sized so that a few thousand training steps fit in two hours on one CPU core;
-* ``CLIPTextModel`` (the 3D Layout tab's tiny text encoder) behind a **character-level** tokenizer:
+* ``CLIPTextModel`` (the tiny text encoder of ``backends/common/tinysd.py``, as in 3D Layout) behind a **character-level** tokenizer:
   the template words are word tokens, the text between quotes is split into single characters, so
   the spelling of the word has to pass through cross-attention, as in the paper's models. A text
   encoder with ``max_position_embeddings >= 2 * MAX_TOKENS`` takes **character positions**: the
@@ -25,8 +25,14 @@ import re
 import string
 from typing import TYPE_CHECKING
 
-from backends.layout3d import networks as _layout3d
-from backends.layout3d.networks import MAX_TOKENS, VOCAB_SPECIAL
+from backends.common.tinysd import (
+    MAX_TOKENS,
+    SCHEDULER_CONFIG,
+    TEXT_CONFIG,
+    VOCAB_SPECIAL,
+    build_scheduler,
+    build_text_encoder,
+)
 
 if TYPE_CHECKING:  # torch is imported where it is used: building the tab must not load it
     import torch
@@ -65,10 +71,6 @@ UNET_CONFIG = dict(
     block_out_channels=(32, 64, 64), cross_attention_dim=64, attention_head_dim=4, norm_num_groups=16,
 )
 
-TEXT_CONFIG = dict(_layout3d.TEXT_CONFIG)
-
-SCHEDULER_CONFIG = dict(_layout3d.SCHEDULER_CONFIG)
-
 # A letter or digit followed by exactly one more quote: it stands between the (last) pair of quotes.
 _QUOTED_CHAR = r'[a-z0-9](?=[^"]*"[^"]*$)'
 
@@ -88,24 +90,15 @@ def build_tokenizer():
 
     ``a sign that says "Cat"`` → ``[BOS] a sign that says " c a t " [EOS]``.
     """
-    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Regex, pre_tokenizers
 
-    words = vocabulary()
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
+    from backends.common.tinysd import build_word_tokenizer
+
+    return build_word_tokenizer(vocabulary(), pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(_QUOTED_CHAR), behavior="isolated"),
         pre_tokenizers.WhitespaceSplit(),
         pre_tokenizers.Split(Regex(r'[".,:]'), behavior="isolated"),
-    ])
-    tok.post_processor = processors.TemplateProcessing(single="[BOS] $A [EOS]", special_tokens=[("[BOS]", 2), ("[EOS]", 3)])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]",
-                                   eos_token="[EOS]", model_max_length=MAX_TOKENS)
-
-
-def build_text_encoder(vocab_size: int, **overrides):
-    return _layout3d.build_text_encoder(vocab_size, **{**TEXT_CONFIG, **overrides})
+    ]))
 
 
 def uses_character_positions(text_encoder) -> bool:
@@ -178,14 +171,3 @@ def unet_input(unet, latents: torch.Tensor) -> torch.Tensor:
 
     b, _, h, w = latents.shape
     return torch.cat([latents, column_planes(h, w, latents).expand(b, -1, -1, -1)], dim=1)
-
-
-def build_scheduler(kind: str = "ddim"):
-    """The sampling (``ddim``) or training (``ddpm``) scheduler on the model's noise schedule."""
-    from diffusers import DDIMScheduler, DDPMScheduler
-
-    if kind == "ddim":
-        return DDIMScheduler(**SCHEDULER_CONFIG)
-    if kind == "ddpm":
-        return DDPMScheduler(**{k: v for k, v in SCHEDULER_CONFIG.items() if k != "set_alpha_to_one"})
-    raise ValueError(f"unknown scheduler kind {kind!r} (ddim or ddpm)")
