@@ -47,8 +47,22 @@ def videodepth_inputs(seed0: int, n: int) -> tuple[list[np.ndarray], None]:
     frames = []
     for i in range(clips):
         clip = render_clip(seed0 + i, 6).rgb  # a short path: frames of one clip are much alike
+        if i % 2:  # half as an uploaded video arrives: through H.264, like the tab's example clips
+            clip = h264_round_trip(clip)
         frames.extend(clip[np.linspace(0, len(clip) - 1, VD_FRAMES_PER_CLIP).round().astype(int)])
     return frames[:n], None
+
+
+def h264_round_trip(frames: np.ndarray, fps: float = 10.0) -> np.ndarray:
+    """The frames after writing them as H.264 (``common.video.write_mp4``, as the examples are) and decoding."""
+    import tempfile
+
+    from backends.common.video import iter_video_frames, write_mp4
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "clip.mp4"
+        write_mp4(list(frames), path, fps=fps)
+        return np.stack(list(iter_video_frames(path, 1024)))
 
 
 def avatar_inputs(seed0: int, n: int, size: int = 64) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -116,7 +130,46 @@ def main(argv=None) -> int:
         print(f"{cap}: threshold {stats.threshold:.2f} ({len(fit)} fit, {len(calib)} calibration inputs) → {path}")
     args.out.mkdir(parents=True, exist_ok=True)
     metrics_path.write_text(json.dumps({"features": list(FEATURE_NAMES), **metrics}, indent=1) + "\n")
+    (args.out / "README.md").write_text(card(metrics))
     return 0
+
+
+def card(metrics: dict) -> str:
+    rows = "\n".join(f"| {cap} | {m['n_fit']} | {m['n_calib']} | {m['threshold']:.2f} | {m['calib_median_distance']:.2f} |"
+                      for cap, m in metrics.items() if cap in CAPABILITIES)
+    return f"""# ood-calibration
+
+Out-of-domain statistics of the embedded models that take uploads — how far an upload is from the
+synthetic world a model was trained on (`backends/common/ood.py`). Written by
+`python -m training.ood_calibration`; no photograph is used to fit anything.
+
+- **Features** ({len(FEATURE_NAMES)}): natural-image statistics of the input *as the model sees it* (its
+  working size; Avatar: inside the view's mask) — exactly-flat and small-gradient fractions, gradient
+  magnitude and kurtosis, Laplacian and median-residual energy, flat 4×4 blocks, distinct colours,
+  saturation, chroma residual, spectral slope, contrast, edge density, planar fraction, hue
+  concentration, foreground fraction, one-pixel step edges, grey fraction.
+- **Score:** the mean Euclidean distance of the standardized features to the 5 nearest *fit* inputs
+  (held-out synthetic inputs; the worlds are mixtures, which a nearest-neighbour distance follows
+  better than one Gaussian). A clip or a set of views scores the median over its frames / views.
+- **Data:** held-out synthetic inputs from each capability's own generator at seeds its training,
+  validation, test and example sets never use (fit from 5,000,000, calibration from 6,000,000; the
+  bench tests on 7,000,000): Counterfactual `data.make_example` (32×32), Video Depth
+  `data.render_clip` (2 frames of each 6-frame clip, 64×64; every other clip through H.264 like an uploaded video), Avatar `data.sample_subject` (views at
+  64 and at 128 resized like an upload, times their mask).
+- **Threshold:** the {QUANTILE:.0%} quantile of the calibration inputs' scores, so about {1 - QUANTILE:.0%} of
+  true synthetic inputs are flagged by construction.
+
+| capability | fit inputs | calibration inputs | threshold | median calibration score |
+|---|---|---|---|---|
+{rows}
+
+- **Measured:** `python -m bench.realinputs` → `bench/results/realinputs.json` (AUROC against real
+  photographs shipped with scikit-image and matplotlib, share of photos flagged, share of held-out
+  synthetic inputs flagged).
+- **Cannot:** tell a *wrong* synthetic input from a right one, nor judge a photo's content: it measures
+  low-level image statistics. A render saved as a lossy JPEG, or a photo of a flat-shaded toy scene,
+  can land on the other side.
+"""
 
 
 if __name__ == "__main__":
