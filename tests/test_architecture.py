@@ -16,6 +16,112 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+def _imported_modules(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    """(line, dotted name) of everything ``path`` imports, anywhere in the file (inside functions too):
+    relative imports resolved, and ``from X import n`` giving ``X.n`` as well as ``X``."""
+    package = list(path.relative_to(root).with_suffix("").parts[:-1])  # a module's package; an __init__'s own
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{a.name}") for a in node.names if a.name != "*"]
+    return found
+
+
+def _cross_imports(area: str, allowed, root: Path = ROOT) -> list[str]:
+    """``file:line imports name`` for each import in ``area/<a>`` of ``area.<b>.…`` that ``allowed(a, b, rest)``
+    refuses (``rest``: the dotted parts after ``b``). The area's own ``__init__`` (its registry) is not scanned."""
+    prefix = area.split("/")
+    out = []
+    for path in sorted((root / area).rglob("*.py")):
+        parts = path.relative_to(root / area).with_suffix("").parts
+        if parts == ("__init__",):
+            continue
+        for line, name in _imported_modules(path, root):
+            dotted = name.split(".")
+            if dotted[: len(prefix)] != prefix or len(dotted) == len(prefix):
+                continue
+            other, rest = dotted[len(prefix)], dotted[len(prefix) + 1:]
+            if not (root / area / other).is_dir() and not (root / area / f"{other}.py").is_file():
+                continue  # a name of the area's package itself (``from app.tabs import TabSpec``)
+            if not allowed(parts[0], other, rest):
+                out.append(f"{path.relative_to(root).as_posix()}:{line} imports {name}")
+    return out
+
+
+SHARED_BACKENDS = {"common", "synth"}  # what capabilities share; they import no capability themselves
+
+
+def _capability_offenders(root: Path = ROOT) -> list[str]:
+    def allowed(own, other, rest):
+        if other == own:
+            return True
+        if own in SHARED_BACKENDS:  # shared code depends on no capability; synth may use common
+            return other == "common"
+        return other in SHARED_BACKENDS and not any(part.startswith("_") for part in rest)
+
+    return _cross_imports("backends", allowed, root)
+
+
+def _tab_offenders(root: Path = ROOT) -> list[str]:
+    outside = [f"{p.relative_to(root).as_posix()}:{line} imports {name}"
+               for p in sorted((root / "app" / "tabs").rglob("*.py")) for line, name in _imported_modules(p, root)
+               if name.split(".")[0] == "app" and name.split(".")[1:2] not in (["components"], ["tabs"])]
+    return _cross_imports("app/tabs", lambda own, other, rest: other == own, root) + outside
+
+
+def test_capabilities_import_no_other_capability():
+    """A capability is its own folder: what two share lives in backends/common (or synth), under a public name."""
+    offenders = _capability_offenders()
+    assert offenders == [], ("backends/<a> may import only itself and the public names of backends/common and "
+                             "backends/synth (which import no capability); move what is shared there:\n"
+                             + "\n".join(offenders))
+
+
+def test_tabs_import_no_other_tab():
+    """A tab is layout and wiring over app/components and the backends, never another tab's module."""
+    offenders = _tab_offenders()
+    assert offenders == [], ("app/tabs/<a> may import only app.components, app.tabs' TabSpec and the backends; "
+                             "move what tabs share to app/components:\n" + "\n".join(offenders))
+
+
+def test_the_import_scans_catch_what_this_repository_used_to_have(tmp_path):
+    """Relative imports, imports inside functions, private names of synth, a tab importing a tab."""
+    for folder in ("backends/textedit", "backends/layout3d", "backends/synth", "backends/common",
+                   "app/tabs/games", "app/components"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    files = {
+        "backends/textedit/networks.py": "import math\n\ndef f():\n    from ..layout3d import networks\n",
+        "backends/layout3d/boxdepth.py": "from backends.synth.render import (\n    RenderOutput, _room_meshes)\n"
+                                         "from backends.common import files\nfrom .networks import x\n",
+        "backends/synth/render.py": "from backends.common.files import y\n",
+        "backends/common/registry.py": "from backends import CAPABILITIES, layout3d\n",
+        "app/tabs/textedit.py": "from app.tabs import TabSpec\nfrom app.components.errors import user_errors\n"
+                                "from app.tabs.counterfactual import editor_to_image_and_mask\nimport app.main\n",
+        "app/tabs/counterfactual.py": "from app.tabs.games.common import seed_value\n",
+        "app/tabs/games/avalon.py": "from app.tabs.games.common import seed_value\nfrom . import gops\n",
+        "backends/synth/__init__.py": "from backends.synth import render\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert _capability_offenders(tmp_path) == [
+        "backends/common/registry.py:1 imports backends.layout3d",
+        "backends/layout3d/boxdepth.py:1 imports backends.synth.render._room_meshes",
+        "backends/textedit/networks.py:4 imports backends.layout3d",
+        "backends/textedit/networks.py:4 imports backends.layout3d.networks"]
+    assert _tab_offenders(tmp_path) == [
+        "app/tabs/counterfactual.py:1 imports app.tabs.games.common",
+        "app/tabs/counterfactual.py:1 imports app.tabs.games.common.seed_value",
+        "app/tabs/textedit.py:3 imports app.tabs.counterfactual",
+        "app/tabs/textedit.py:3 imports app.tabs.counterfactual.editor_to_image_and_mask",
+        "app/tabs/textedit.py:4 imports app.main"]
+
+
 def test_backends_never_import_gradio():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "backends").rglob("*.py") if "gradio" in _imports(p)]
     assert offenders == []
