@@ -89,3 +89,32 @@ def test_published_network_reproduces_the_authors_modules_on_small_inputs():
         got = pt(inp["points"], inp["point_feats"])
         assert ref["gom_encoder"].abs().mean() > 0.05  # a signal, not zeros
         torch.testing.assert_close(got, ref["gom_encoder"], atol=1e-4, rtol=1e-4)
+
+
+def test_face_heads_equal_their_concatenated_input_form():
+    """The published network applies the heads' first layers per view and map block (no F×3552 input built);
+    that equals their Linear on cat([corner features, view-major pixel features × visibility])."""
+    import torch.nn.functional as F
+
+    from backends.avatar.lifegom_published import (
+        HEADS,
+        LifeGomPublished,
+        PublishedConfig,
+        PublishedReconstructor,
+    )
+    from training.published_formats.lifegom import seeded_
+
+    torch.manual_seed(0)
+    r = seeded_(PublishedReconstructor(PublishedConfig(n_vertices=4)), 5)
+    maps = [torch.randn(3, c, 6, 5) for c in (64, 64, 128, 256, 512, 128)]
+    corner, centre = torch.randn(50, 96), torch.rand(3, 50, 2) * 2 - 1
+    seen = (torch.rand(3, 50) > 0.3).float()
+    heads = [getattr(r, f"{k}_update_layer") for k in HEADS]
+    w1, b1 = torch.cat([h[0].weight for h in heads]), torch.cat([h[0].bias for h in heads])
+    with torch.no_grad():
+        hidden = LifeGomPublished._face_hidden(corner, maps, centre, seen, w1, b1)
+        pix = torch.cat([F.grid_sample(m, centre[:, None], align_corners=False)[:, :, 0] for m in maps], 1)
+        pix = pix.permute(0, 2, 1) * seen[..., None]  # N×F×C, as their reconstructor masks by visibility
+        x = torch.cat([corner, pix.permute(1, 0, 2).reshape(50, -1)], -1)
+        for i, h in enumerate(heads):
+            torch.testing.assert_close(h[2](hidden[:, 32 * i:32 * (i + 1)]), h(x), atol=1e-4, rtol=1e-4)
