@@ -101,3 +101,22 @@ def test_cli_reconstructs_with_the_published_checkpoint_and_its_saved_avatar_kee
     sub = again.avatar.subdivision
     assert np.array_equal(sub.faces, subdivide_like_theirs(body.faces, 2, 642).faces)  # their order, kept
     assert not np.array_equal(sub.faces, subdivide(body.faces, 642, 2).faces)  # (which the suite's is not)
+
+
+def test_published_checkpoint_loads_is_true_only_when_the_whole_path_works(monkeypatch):
+    """What bench.realsize records: True through the registry folders and the service; False (not a
+    traceback) when the checkpoint written in their format lacks a key."""
+    from backends.avatar import lifegom_published
+
+    assert published.published_checkpoint_loads() is True
+    real_save = lifegom_published.save_in_their_format
+
+    def save_without_a_key(model, path, iteration=0):
+        path = real_save(model, path, iteration)
+        ckpt = torch.load(path, weights_only=True)
+        del ckpt["network"]["reconstructor.embed_update_layer.bias"]
+        torch.save(ckpt, path)
+        return path
+
+    monkeypatch.setattr(lifegom_published, "save_in_their_format", save_without_a_key)
+    assert published.published_checkpoint_loads() is False
