@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-ASSET_FOLDER = Path(__file__).resolve().parents[2] / "assets" / "ood-calibration"
+ASSET_FOLDER = "ood-calibration"  # under the settings' assets folder
 SHRINK = 0.1  # covariance shrinkage towards its diagonal scale
 VAR_FLOOR = 0.01  # least variance of a feature (they are logs, logits and fractions)
 FEATURE_NAMES = (
@@ -242,7 +242,9 @@ DOMAINS = {
 
 @cache
 def load_domain(capability: str) -> DomainStats:
-    path = ASSET_FOLDER / f"{capability}.safetensors"
+    from .settings import get_settings
+
+    path = get_settings().assets_dir / ASSET_FOLDER / f"{capability}.safetensors"
     if not path.is_file():
         raise FileNotFoundError(f"The out-of-domain statistics {path.name} are missing from assets/ood-calibration; "
                                 "run `python -m training.ood_calibration`.")
