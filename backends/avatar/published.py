@@ -3,8 +3,8 @@
 - ``lifegom``: the authors' checkpoint (``torch.load(iter_N.pt)["network"]``) as
   :func:`lifegom_published.load_published` takes it, built on the meta device at the released THuman2.0
   3-view size (10,475 SMPL-X vertices);
-- ``smplx``: the arrays of ``SMPLX_NEUTRAL.npz`` that :func:`smplx.read_smplx` reads (the component is
-  ``npz``; the fixture lists every array the official loader reads, of which the suite needs six).
+- ``smplx``: the arrays of ``SMPLX_NEUTRAL.npz`` that :func:`smplx.read_smplx` reads (six it uses) or checks
+  (nine more the official loader reads); the component is ``npz``.
 
 :func:`published_checkpoint_loads` proves the whole path once with random weights (no real file needed).
 """
@@ -30,13 +30,10 @@ def expected_format(model_id: str) -> dict[str, dict[str, tuple[int, ...]]]:
                                      torch.zeros(cfg.n_vertices, 3), levels=0)
         return {"network": {k: tuple(v.shape) for k, v in model.state_dict().items()}}
     if model_id == "smplx":
-        from backends.common.published_formats import read_fixture
+        from .smplx import expected_layout
 
-        from .smplx import _KEYS
-
-        published = read_fixture("smplx").components["npz"]
-        # read_smplx takes any vertex/joint counts; it needs these arrays, with the fixture's shapes
-        return {"npz": {k: tuple(published[k]) for k in _KEYS if k in published}}
+        # every array read_smplx reads or checks, for SMPL-X v1.1's sizes
+        return {"npz": expected_layout(10475, 20908, 55, 400)}
     raise KeyError(f"no published format for {model_id!r}: {PUBLISHED_MODELS}")
 
 

@@ -35,6 +35,24 @@ SLIDER_JOINTS = {
 }
 Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # SMPL-X faces +z with y up
 _KEYS = ("v_template", "f", "weights", "kintree_table", "J_regressor", "shapedirs")
+# the rest of what the official loader (vchoutas/smplx SMPLX) reads: not used here (LIFe-GoM skins with the
+# LBS weights alone), but checked when present so a file of another layout is refused, not half-read
+OPTIONAL_KEYS = ("posedirs", "hands_componentsl", "hands_componentsr", "hands_meanl", "hands_meanr",
+                 "lmk_faces_idx", "lmk_bary_coords", "dynamic_lmk_faces_idx", "dynamic_lmk_bary_coords")
+HAND_PCA = 45  # 15 hand joints × 3
+
+
+def expected_layout(n_vertices: int, n_faces: int, n_joints: int, n_shape: int, n_landmarks: int = 51,
+                    dynamic: tuple[int, int] = (79, 17)) -> dict[str, tuple[int, ...]]:
+    """name → shape of every array :func:`read_smplx` reads or checks, for a model of these sizes (SMPL-X v1.1:
+    10475, 20908, 55, 400)."""
+    return {"v_template": (n_vertices, 3), "f": (n_faces, 3), "weights": (n_vertices, n_joints),
+            "kintree_table": (2, n_joints), "J_regressor": (n_joints, n_vertices),
+            "shapedirs": (n_vertices, 3, n_shape), "posedirs": (n_vertices, 3, 9 * (n_joints - 1)),
+            "hands_componentsl": (HAND_PCA, HAND_PCA), "hands_componentsr": (HAND_PCA, HAND_PCA),
+            "hands_meanl": (HAND_PCA,), "hands_meanr": (HAND_PCA,),
+            "lmk_faces_idx": (n_landmarks,), "lmk_bary_coords": (n_landmarks, 3),
+            "dynamic_lmk_faces_idx": dynamic, "dynamic_lmk_bary_coords": (*dynamic, 3)}
 
 
 @dataclass
@@ -76,7 +94,15 @@ def read_smplx(path: str | Path) -> SmplxModel:
             raise InputError(f"{Path(path).name} lacks the SMPL-X arrays {', '.join(missing)}.")
         v, f, w = data["v_template"], data["f"], data["weights"]
         kintree, jreg, dirs = data["kintree_table"], data["J_regressor"], data["shapedirs"]
+        optional = {k: data[k].shape for k in OPTIONAL_KEYS if k in data.files}
     n_v, n_j = len(v), w.shape[1]
+    if dirs.ndim == 3 and f.ndim == 2:
+        lmk = optional.get("lmk_faces_idx", (51,))
+        layout = expected_layout(n_v, len(f), n_j, dirs.shape[2], lmk[0] if lmk else 51,
+                                 tuple(optional.get("dynamic_lmk_faces_idx", (79, 17))))
+        wrong = [k for k, shape in optional.items() if tuple(shape) != layout[k]]
+        if wrong:
+            raise InputError(f"{Path(path).name} has SMPL-X arrays of unexpected shapes: {', '.join(wrong)}.")
     if v.shape != (n_v, 3) or w.shape[0] != n_v or jreg.shape != (n_j, n_v) or kintree.shape[1] != n_j \
             or dirs.shape[:2] != (n_v, 3) or f.ndim != 2 or f.shape[1] != 3 or f.max() >= n_v \
             or n_j < len(BODY_JOINTS):

@@ -3,10 +3,12 @@ code (fixtures written by training/published_formats/{lifegom,smplx}.py); the se
 test_lifegom_published.py."""
 
 import numpy as np
+import pytest
 import torch
 
 from backends.avatar import published
 from backends.avatar.smplx import read_smplx
+from backends.common.errors import InputError
 from backends.common.published_formats import compare, compare_format, matches, read_fixture
 
 
@@ -31,7 +33,7 @@ def test_smplx_fixture_lists_what_the_official_loader_reads_and_read_smplx_takes
     layout = read_fixture("smplx").components["npz"]
     assert layout["v_template"] == (10475, 3) and layout["f"] == (20908, 3)
     assert layout["weights"] == (10475, 55) and layout["shapedirs"] == (10475, 3, 400)
-    assert set(published.expected_format("smplx")["npz"]) <= set(layout)
+    assert matches(read_fixture("smplx"), published.expected_format("smplx"))  # what read_smplx reads or checks
     rng = np.random.default_rng(0)
     arrays = {}
     for name, shape in layout.items():  # random values in exactly the published names and shapes
@@ -51,6 +53,10 @@ def test_smplx_fixture_lists_what_the_official_loader_reads_and_read_smplx_takes
            "kintree_table": (2, len(body.parents))}
     assert not compare({k: layout[k] for k in got}, got)
     assert body.parents[0] == -1
+    arrays["posedirs"] = arrays["posedirs"][:, :, :-9]  # a file of another layout is refused, not half-read
+    np.savez(tmp_path / "other.npz", **arrays)
+    with pytest.raises(InputError, match="posedirs"):
+        read_smplx(tmp_path / "other.npz")
 
 
 def test_published_network_reproduces_the_authors_modules_on_small_inputs():
