@@ -12,6 +12,14 @@ Object accuracy = the project's detector names the requested colour + shape in e
 used YOLOv8); mIoU = IoU of the changed blob's box (vs the empty scene) with the requested box;
 preservation = PSNR of box 1's crop before and after box 2 is added (for plain: the one-shot image
 with box 1 only vs with both).
+Crowded scenes (issue 27, fixed before any number was seen): 48 rooms of three boxes placed as the
+training data places objects, rejected until one box's image projection (its mask alone, what the
+detector crops) covers ≥ 25% of another's, three distinct shape–colour pairs; Build-A-Scene one stage
+per box vs the one-shot of all three, same detector, steps and CFG. Preservation there: each earlier
+box's crop from the stage it was added in (one-shot: the layout up to it, same noise) to the end, over
+the pixels nothing added later stands in front of (on the two-box bench that is the whole crop).
+Per-box error ratio = staged per-box errors / one-shot's (goal ≤ 0.4 on both benches), with 95%
+bootstrap intervals over episodes.
 Move episodes: one object, then move sideways / closer (zoom) / rotate; object-crop PSNR and SSIM
 before/after and background PSNR outside both boxes — Build-A-Scene's 3D move vs regenerating the
 moved layout with the plain pipeline.
@@ -23,7 +31,7 @@ loading the model (the tab does both in the background when the page opens), the
 three boxes (four stages, with the tab's x̂0 previews), then a Next stage that moves a box (warp +
 DDIM inversion + the stage). Gradio's own work (PNG encoding, the browser) comes on top.
 
-    python -m bench.layout3d [--quick]
+    python -m bench.layout3d [--quick]   (quick: 8 two-box, 6 move and 8 crowded episodes)
 """
 
 from __future__ import annotations
@@ -38,7 +46,9 @@ import numpy as np
 import torch
 from PIL import Image
 
+from backends.common.errors import InputError
 from backends.common.imagemetrics import psnr, ssim
+from backends.layout3d.data import FLOOR_X, FLOOR_Y, SIZE_RANGE
 from backends.layout3d.detector import bbox, class_of, detect
 from backends.layout3d.layout import Layout, box_on_floor
 from backends.layout3d.pipeline import to_uint8
@@ -76,13 +86,85 @@ def episodes(n: int, seed: int = 0) -> list[tuple[Layout, int]]:
     return out
 
 
+CROWDED_BOXES = 3
+CROWDED_MIN_OVERLAP = 0.25  # fixed by issue 27 before any number was seen
+CROWDED_SEED = 27  # episodes; their noise seeds are 3000 + i (the two-box bench: seed 0, noise 1000 + i)
+
+
+def projected_overlap(layout: Layout) -> float:
+    """The largest fraction of one box's image projection (its mask alone, as the detector crops it)
+    that another box's projection covers, whichever is in front."""
+    masks = [layout.box_mask(j) for j in range(len(layout.boxes))]
+    return max((float((a & b).sum() / max(b.sum(), 1)) for i, a in enumerate(masks) for j, b in enumerate(masks)
+                if i != j), default=0.0)
+
+
+def crowded_episodes(n: int, seed: int = CROWDED_SEED, max_tries: int = 10_000) -> list[tuple[Layout, int]]:
+    """``n`` rooms of three boxes, placed as the training data places objects (floor, sizes, footprint
+    gap), rejected until some box's projection covers ≥ 25% of another's; three distinct shape–colour
+    pairs per episode."""
+    rng = np.random.default_rng(seed)
+    classes = [(c, s) for s in SHAPES for c in COLORS]
+    out = []
+    for i in range(n):
+        pairs = [classes[k] for k in rng.choice(len(classes), CROWDED_BOXES, replace=False)]
+        for _ in range(max_tries):
+            boxes = []
+            for colour, shape in pairs:
+                s, a = rng.uniform(*SIZE_RANGE), SHAPE_ASPECT[shape]
+                article = "an" if colour[0] in "aeiou" else "a"
+                boxes.append(box_on_floor(f"{article} {colour} {shape}", rng.uniform(*FLOOR_X), rng.uniform(*FLOOR_Y),
+                                          (s * a[0], s * a[1], s * a[2]), float(rng.uniform(0, 40))))
+            radius = [0.5 * float(np.hypot(b.size[0], b.size[1])) for b in boxes]
+            if any(np.hypot(boxes[j].center[0] - boxes[k].center[0], boxes[j].center[1] - boxes[k].center[1])
+                   <= radius[j] + radius[k] + 0.05 for j in range(len(boxes)) for k in range(j)):
+                continue
+            layout = Layout(ROOMS[i % len(ROOMS)].prompt, tuple(boxes))
+            try:
+                layout.validate()
+            except InputError:
+                continue
+            if projected_overlap(layout) >= CROWDED_MIN_OVERLAP:
+                out.append((layout, 3000 + i))
+                break
+        else:
+            raise RuntimeError(f"no crowded layout for episode {i} in {max_tries} tries")
+    return out
+
+
 def caption(layout: Layout) -> str:
     return ", ".join(b.prompt for b in layout.boxes) + " in " + layout.scene_prompt
 
 
 def crop_of(image, mask, size=24):
     y0, x0, y1, x1 = bbox(mask)
+    if image.dtype == bool:
+        kept = Image.fromarray(image[y0:y1, x0:x1].astype(np.uint8) * 255).resize((size, size), Image.NEAREST)
+        return np.asarray(kept) > 127
     return np.asarray(Image.fromarray(image[y0:y1, x0:x1]).resize((size, size), Image.BILINEAR))
+
+
+def kept_parts(layout: Layout) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(j, mask, keep) for each box j that a later box is added after: box j's mask, and the pixels
+    (``keep``) that nothing added later stands in front of (the part that should stay as it was; all of the crop
+    when the later boxes are elsewhere in the picture). Boxes hidden entirely are left out."""
+    full = layout.metric_depth()
+    out = []
+    for j in range(len(layout.boxes) - 1):
+        upto = Layout(layout.scene_prompt, layout.boxes[:j + 1], layout.camera).metric_depth()
+        m = layout.box_mask(j)
+        keep = np.isclose(full, upto)
+        if crop_of(keep, m).any():
+            out.append((j, m, keep))
+    return out
+
+
+def preservation(kept, before: list[np.ndarray], after: np.ndarray) -> float:
+    """Mean PSNR of each kept box's crop, from the image where it was added (``before[j]``) to ``after``
+    (NaN when every earlier box ends up hidden)."""
+    if not kept:
+        return float("nan")
+    return float(np.mean([psnr(crop_of(before[j], m), crop_of(after, m), crop_of(keep, m)) for j, m, keep in kept]))
 
 
 def score(detector, image, empty, layout: Layout) -> tuple[list[bool], list[float]]:
@@ -106,41 +188,117 @@ def scene_noise(pipe, seed: int):
     return pipe.prepare_latents(1, 64, 64, torch.Generator().manual_seed(seed))
 
 
-def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: float) -> dict:
-    rows = {m: {"ok": [], "both": [], "iou": [], "psnr": []} for m in ("bas", "plain", "masactrl")}
+def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: float,
+                   methods=("bas", "plain", "masactrl")) -> dict:
+    """Every episode: its boxes added one stage each (``bas``, ``masactrl``) or all at once (``plain``).
+    Per method: per-box accuracy, all boxes right, mIoU, preservation PSNR, and the per-episode
+    outcomes (``ok``: episodes × boxes) for confidence intervals."""
+    rows = {m: {"ok": [], "both": [], "iou": [], "psnr": []} for m in methods}
     times = {"stage": [], "plain": []}
-    for layout, seed in eps:
+    t_start = time.perf_counter()
+    for i, (layout, seed) in enumerate(eps):
+        if i:
+            print(f"episode {i + 1}/{len(eps)} ({(time.perf_counter() - t_start) / i:.0f} s each so far)",
+                  file=sys.stderr, flush=True)
         settings = StageSettings(num_inference_steps=steps, guidance_scale=guidance, seed=seed, blend_fraction=blend)
+        kept = kept_parts(layout)
         empty = None
-        for method in ("bas", "masactrl"):
+        for method in [m for m in methods if m != "plain"]:
             s = SceneSession(pipe, StageSettings(**{**settings.__dict__, "method": method}), 64)
             stages = s.edit(layout)
             empty = stages[0].image
-            ok, ious = score(detector, stages[2].image, empty, layout)
-            m1 = layout.box_mask(0)
-            rows[method]["ok"] += ok
+            ok, ious = score(detector, stages[-1].image, empty, layout)
+            rows[method]["ok"].append(ok)
             rows[method]["both"].append(all(ok))
             rows[method]["iou"] += ious
-            rows[method]["psnr"].append(psnr(crop_of(stages[1].image, m1), crop_of(stages[2].image, m1)))
+            rows[method]["psnr"].append(preservation(kept, [st.image for st in stages[1:]], stages[-1].image))
             if method == "bas":
-                times["stage"] += [stages[1].seconds, stages[2].seconds]
+                times["stage"] += [st.seconds for st in stages[1:]]
+        if "plain" not in methods:
+            continue
         noise = scene_noise(pipe, seed)
         t0 = time.perf_counter()
         full = plain(pipe, settings, layout, noise)
         times["plain"].append(time.perf_counter() - t0)
-        one = plain(pipe, settings, Layout(layout.scene_prompt, layout.boxes[:1]), noise)
+        before = [plain(pipe, settings, Layout(layout.scene_prompt, layout.boxes[:j + 1]), noise) for j, _, _ in kept]
         ok, ious = score(detector, full, empty, layout)
-        rows["plain"]["ok"] += ok
+        rows["plain"]["ok"].append(ok)
         rows["plain"]["both"].append(all(ok))
         rows["plain"]["iou"] += ious
-        m1 = layout.box_mask(0)
-        rows["plain"]["psnr"].append(psnr(crop_of(one, m1), crop_of(full, m1)))
+        rows["plain"]["psnr"].append(preservation(kept, dict(zip([j for j, _, _ in kept], before, strict=True)), full))
     summary = {m: {"object_accuracy": float(np.mean(r["ok"])), "episode_success": float(np.mean(r["both"])),
-                   "miou": float(np.mean(r["iou"])), "preservation_psnr": float(np.mean(r["psnr"]))}
+                   "miou": float(np.mean(r["iou"])), "preservation_psnr": float(np.nanmean(r["psnr"])),
+                   "ok": np.asarray(r["ok"], bool)}
                for m, r in rows.items()}
-    summary["stage_seconds"] = float(np.median(times["stage"]))
-    summary["plain_seconds"] = float(np.median(times["plain"]))
+    summary["stage_seconds"] = float(np.median(times["stage"])) if times["stage"] else float("nan")
+    summary["plain_seconds"] = float(np.median(times["plain"])) if times["plain"] else float("nan")
     return summary
+
+
+def error_ratio(ok: np.ndarray, base_ok: np.ndarray) -> float:
+    """Per-box errors of the staged method over the one-shot's (same boxes)."""
+    return float((~ok).sum() / max((~base_ok).sum(), 1))
+
+
+def episode_ci(ok: np.ndarray, base_ok: np.ndarray, resamples: int = 2000, seed: int = 0) -> dict:
+    """95% bootstrap intervals over episodes (a scene's boxes share its noise and room, so episodes are
+    the independent unit) of per-box success, all-boxes-right and the error ratio."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(len(ok), size=(resamples, len(ok)))
+    stats = {"success_rate": [ok[i].mean() for i in idx], "baseline_success_rate": [base_ok[i].mean() for i in idx],
+             "all_boxes_rate": [ok[i].all(1).mean() for i in idx],
+             "baseline_all_boxes_rate": [base_ok[i].all(1).mean() for i in idx],
+             "error_ratio": [error_ratio(ok[i], base_ok[i]) for i in idx]}
+    return {k: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for k, v in stats.items()}
+
+
+def crowded_keys(gen: dict | None, crowd: dict, n_crowd: int, two_box: dict | None = None) -> dict:
+    """The issue-27 keys: crowded-scene rates, error ratios on both benches, sample sizes and intervals.
+    Without ``gen`` (``--crowded-only``) the two-box ratio comes from the two-box run's saved rates
+    (``two_box``: same boxes for both methods, so the ratio of error rates is that of error counts) and
+    has no interval."""
+    bas, base = crowd["bas"], crowd["plain"]
+    ci3 = episode_ci(bas["ok"], base["ok"])
+    if gen is not None:
+        ci2, ratio2 = episode_ci(gen["bas"]["ok"], gen["plain"]["ok"]), error_ratio(gen["bas"]["ok"], gen["plain"]["ok"])
+    else:
+        ci2 = None
+        ratio2 = (1 - two_box["success_rate"]) / max(1 - two_box["baseline_success_rate"], 1e-9)
+    return {
+        "crowded_episodes": n_crowd, "crowded_boxes": int(bas["ok"].size),
+        "crowded_min_overlap": CROWDED_MIN_OVERLAP, "crowded_seed": CROWDED_SEED,
+        "crowded_success_rate": bas["object_accuracy"], "crowded_baseline_success_rate": base["object_accuracy"],
+        "crowded_all_boxes_rate": bas["episode_success"], "crowded_baseline_all_boxes_rate": base["episode_success"],
+        "crowded_miou": bas["miou"], "crowded_baseline_miou": base["miou"],
+        "crowded_preservation_psnr": bas["preservation_psnr"],
+        "crowded_baseline_preservation_psnr": base["preservation_psnr"],
+        "error_ratio": ratio2,
+        "crowded_error_ratio": error_ratio(bas["ok"], base["ok"]),
+        "ci95": {"two_box": ci2, "crowded": ci3},
+    }
+
+
+def print_crowded(keys: dict, steps: int, guidance: float, blend: float) -> None:
+    ci = keys["ci95"]["crowded"]
+
+    def iv(k):
+        return f"[{ci[k][0]:.2f}, {ci[k][1]:.2f}]"
+
+    print(f"\nCrowded scenes: {keys['crowded_episodes']} episodes × 3 boxes ({keys['crowded_boxes']} boxes; in each, "
+          f"one box's projection covers ≥ {keys['crowded_min_overlap']:.0%} of another's), {steps} DDIM steps, "
+          f"CFG {guidance}, blended fraction {blend}; 95% bootstrap intervals over episodes")
+    print(markdown_table(
+        ["method", "per-box success", "95% CI", "all boxes right", "95% CI", "mIoU", "earlier boxes' PSNR (dB)"],
+        [["Build-A-Scene (one stage per box)", keys["crowded_success_rate"], iv("success_rate"),
+          keys["crowded_all_boxes_rate"], iv("all_boxes_rate"), keys["crowded_miou"], keys["crowded_preservation_psnr"]],
+         ["plain one-shot (all boxes at once)", keys["crowded_baseline_success_rate"], iv("baseline_success_rate"),
+          keys["crowded_baseline_all_boxes_rate"], iv("baseline_all_boxes_rate"), keys["crowded_baseline_miou"],
+          keys["crowded_baseline_preservation_psnr"]]]))
+    gain = keys["crowded_success_rate"] / max(keys["crowded_baseline_success_rate"], 1e-9)
+    c2 = (keys["ci95"]["two_box"] or {}).get("error_ratio", [float("nan")] * 2)
+    print(f"per-box success {gain:.2f}× one-shot's (goal ≥ 2× when one-shot's < 0.5); per-box error ratio "
+          f"{keys['crowded_error_ratio']:.3f} {iv('error_ratio')} crowded, {keys['error_ratio']:.3f} "
+          f"[{c2[0]:.2f}, {c2[1]:.2f}] two-box (goal ≤ 0.4 on both)")
 
 
 MOVES = {
@@ -283,22 +441,52 @@ def timing_only(wait: dict, d512: dict) -> int:
     return 0
 
 
+def crowded_only(pipe, detector, n: int, quick: bool, steps: int, guidance: float, blend: float) -> int:
+    """Run only the crowded-scene bench and add its keys to the last results (the others stay those of
+    their own run; ``crowded_when`` says when these were measured)."""
+    from bench.report import RESULTS
+
+    path = RESULTS / "layout3d.json"
+    payload = json.loads(path.read_text())
+    if (payload["steps"], payload["guidance"], payload["blend_fraction"]) != (steps, guidance, blend):
+        raise SystemExit("the saved two-box run used other steps/CFG/blend; run the whole bench instead")
+    t0 = time.perf_counter()
+    keys = crowded_keys(None, run_generation(pipe, detector, crowded_episodes(n), steps, guidance, blend,
+                                             methods=("bas", "plain")), n, two_box=payload)
+    payload.pop("machine", None)
+    payload.setdefault("accuracy_when", payload.pop("when", None))  # the two-box keys are from that run
+    payload.update({**keys, "crowded_quick": quick, "crowded_minutes": (time.perf_counter() - t0) / 60,
+                    "crowded_when": time.strftime("%Y-%m-%dT%H:%M:%S")})
+    write_results("layout3d", payload)
+    print_crowded(keys, steps, guidance, blend)
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="8 generation and 6 move episodes")
+    p.add_argument("--quick", action="store_true", help="8 generation, 6 move and 8 crowded episodes")
     p.add_argument("--episodes", type=int, help="generation episodes (default 48; quick 8)")
     p.add_argument("--moves", type=int, help="move episodes (default 18; quick 6)")
+    p.add_argument("--crowded", type=int, help="crowded-scene episodes of three boxes (default 48; quick 8)")
     p.add_argument("--steps", type=int, default=20, help="DDIM steps (paper: 20)")
     p.add_argument("--guidance", type=float, default=None, help="CFG (default: the model's)")
     p.add_argument("--blend", type=float, default=None, help="blended fraction of steps (default: the model's)")
     p.add_argument("--user-wait-child", type=float, help=argparse.SUPPRESS)
     p.add_argument("--timing-only", action="store_true",
                    help="measure only the user's wait and box→depth, and update those keys of the last results")
+    p.add_argument("--crowded-only", action="store_true",
+                   help="run only the crowded-scene bench and add its keys to the last results")
     args = p.parse_args(argv)
     torch.set_num_threads(2)
     if args.user_wait_child:
         print(json.dumps(_user_wait_child(args.steps, args.user_wait_child)))
         return 0
+    n_crowd = args.crowded or (8 if args.quick else 48)
+    if args.crowded_only:
+        pipe, defaults = load_pipeline()
+        guidance = defaults.guidance_scale if args.guidance is None else args.guidance
+        blend = defaults.blend_fraction if args.blend is None else args.blend
+        return crowded_only(pipe, load_detector(), n_crowd, args.quick, args.steps, guidance, blend)
     wait = user_wait(args.steps)
     if args.timing_only:
         return timing_only(wait, depth_times_512(episodes(1)[0][0]))
@@ -311,6 +499,8 @@ def main(argv=None) -> int:
     eps = episodes(n_gen)
     t0 = time.perf_counter()
     gen = run_generation(pipe, detector, eps, args.steps, guidance, blend)
+    crowd = crowded_keys(gen, run_generation(pipe, detector, crowded_episodes(n_crowd), args.steps, guidance, blend,
+                                             methods=("bas", "plain")), n_crowd)
     mv = run_moves(pipe, episodes(n_move, seed=1), args.steps, guidance, blend)
     d512 = depth_times_512(eps[0][0])
     rows = [[name, gen[m]["object_accuracy"], gen[m]["episode_success"], gen[m]["miou"], gen[m]["preservation_psnr"]]
@@ -326,6 +516,7 @@ def main(argv=None) -> int:
     ratio = gen["stage_seconds"] / gen["plain_seconds"]
     print(f"\nSpeed: {gen['stage_seconds']:.3f} s per Build-A-Scene stage vs {gen['plain_seconds']:.3f} s per plain "
           f"generation → ratio {ratio:.2f} (goal ≤ 1.3)")
+    print_crowded(crowd, args.steps, guidance, blend)
     print_timing(args.steps, d512, wait)
     bas, base = gen["bas"], gen["plain"]
     payload = {
@@ -340,7 +531,7 @@ def main(argv=None) -> int:
         "move": mv, "stage_seconds": gen["stage_seconds"], "plain_seconds": gen["plain_seconds"],
         "stage_time_ratio": ratio, "box_depth_512_ms": d512["one_box_moved"],
         "box_depth_512_full_render_ms": d512["full_render"], "box_depth_512_same_layout_ms": d512["same_layout"],
-        "user_wait": wait, "bench_minutes": (time.perf_counter() - t0) / 60,
+        "user_wait": wait, **crowd, "bench_minutes": (time.perf_counter() - t0) / 60,
     }
     path = write_results("layout3d", payload)
     gain = bas["object_accuracy"] / max(base["object_accuracy"], 1e-9)
