@@ -18,8 +18,8 @@ from bench.layout3d import (
 
 
 def test_crowded_episodes_overlap_and_distinct_prompts():
-    eps = crowded_episodes(6)
-    assert [seed for _, seed in eps] == list(range(3000, 3006))
+    eps = crowded_episodes(4)
+    assert [seed for _, seed in eps] == list(range(3000, 3004))
     for layout, _ in eps:
         assert len(layout.boxes) == 3
         layout.validate()
@@ -33,8 +33,8 @@ def test_crowded_episodes_overlap_and_distinct_prompts():
         for j in range(3):
             for k in range(j):
                 assert np.linalg.norm(centres[j] - centres[k]) > radius[j] + radius[k]  # no box inside another
-    again = crowded_episodes(6)
-    assert [a.to_dict() for a, _ in again] == [a.to_dict() for a, _ in eps]  # fixed seed
+    again = crowded_episodes(2)  # fixed seed; the quick bench's episodes are the full bench's first ones
+    assert [a.to_dict() for a, _ in again] == [a.to_dict() for a, _ in eps[:2]]
 
 
 def test_overlap_and_kept_pixels_of_a_box_behind_another():
