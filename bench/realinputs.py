@@ -72,12 +72,25 @@ def counterfactual_view(image: np.ndarray) -> np.ndarray:
     return prepare_image(image, 32)
 
 
-def videodepth_view(image: np.ndarray, max_side: int = 64, multiple: int = 8) -> np.ndarray:
+def embedded_size_multiple() -> int:
+    """``VideoDepthPipeline.size_multiple`` of the embedded model, from its configs (without loading it)."""
+    import json
+
+    from backends.common.settings import get_settings
+
+    folder = get_settings().assets_dir / "videodepth-embedded"
+    vae, unet = (json.loads((folder / f / "config.json").read_text()) for f in ("vae", "unet"))
+    factor = vae.get("patch_size") or 2 ** (len(vae["block_out_channels"]) - 1)
+    return int(factor) * 2 ** (len(unet["block_out_channels"]) - 1)
+
+
+def videodepth_view(image: np.ndarray, max_side: int = 64) -> np.ndarray:
+    """The frame as the embedded model sees it (``service._run_depth``: working size, box filter)."""
     from PIL import Image
 
     from backends.videodepth.service import working_size
 
-    w, h = working_size(image.shape[1], image.shape[0], max_side, multiple)
+    w, h = working_size(image.shape[1], image.shape[0], max_side, embedded_size_multiple())
     return np.asarray(Image.fromarray(image).resize((w, h), Image.Resampling.BOX))
 
 
