@@ -96,10 +96,17 @@ class BuildAScenePipeline(DiffusionPipeline):
             if m is not None:
                 m.eval().requires_grad_(False)
         self._interrupt = False
+        self._num_timesteps = 0
 
     @property
     def interrupt(self) -> bool:
         return self._interrupt
+
+    @property
+    def num_timesteps(self) -> int:
+        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
+        ``PipelineCallback`` cutoffs."""
+        return self._num_timesteps
 
     # --- components ------------------------------------------------------------------------
     def prepare_latents(self, batch_size: int, height: int, width: int, generator=None,
@@ -243,6 +250,7 @@ class BuildAScenePipeline(DiffusionPipeline):
         latents = self.prepare_latents(batch, height, width, generator, latents)
         self.scheduler.set_timesteps(n, device=device)
         timesteps = self.scheduler.timesteps
+        self._num_timesteps = len(timesteps)
         latent_hw = tuple(latents.shape[-2:])
         use_cache = (source is not None and source_kv == "cache" and bool(source.kv) and not dsa.blend_sattn
                      and source.guidance_scale == guidance_scale and len(source.latents) == n + 1)  # blending needs h_src

@@ -1,9 +1,5 @@
-"""BuildAScenePipeline: fast tests in the diffusers manner on tiny (4, 8) configs, then the stage logic.
-
-Laid out as diffusers' ``PipelineTesterMixin`` tests are: ``get_dummy_components`` (tiny random
-models of the real classes) and ``get_dummy_inputs`` (two seeded steps), then one test per promise
-of a pipeline — a seeded expected slice, batch = single, a second dtype, save/load, callbacks.
-"""
+"""BuildAScenePipeline: the shared pipeline tester on tiny (4, 8) configs (with and without the ControlNet),
+then the stage logic behind ``__call__``."""
 
 import numpy as np
 import pytest
@@ -11,9 +7,12 @@ import torch
 import torch.nn.functional as F
 
 from backends.layout3d.attention import DSAConfig
-from backends.layout3d.pipeline import BuildASceneOutput, BuildAScenePipeline
+from backends.layout3d.pipeline import BuildAScenePipeline
+from tests.backends.pipeline_tester import PipelineTesterMixin
 
 from .conftest import dummy_components, tiny_pipeline
+
+PROMPT = "a red cube in a dark studio with a black floor"
 
 
 def _depth(size=32):
@@ -29,121 +28,88 @@ def _box(size=32):
     return m
 
 
-class TestBuildAScenePipelineFast:
+class TestBuildAScenePipeline(PipelineTesterMixin):
     pipeline_class = BuildAScenePipeline
-    params = ("prompt", "depth", "guidance_scale", "num_inference_steps")
-    batch_params = ("prompt", "depth")
+    controlnet = False
+    expected_slice = [0.62, 0.3903, 0.4564, 0.6133, 0.7594, 0.4606, 0.3764, 0.4235, 0.4243]
+    second_dtype_tolerance = (3e-2, 1e-2)
 
-    def get_dummy_components(self, controlnet=False):
-        return dummy_components(controlnet)
+    def get_dummy_components(self, seed=0):
+        return dummy_components(self.controlnet, seed)
 
     def get_dummy_inputs(self, seed=0):
-        return dict(prompt="a red cube in a dark studio with a black floor", depth=_depth(),
-                    generator=torch.Generator().manual_seed(seed), num_inference_steps=2, guidance_scale=6.0,
-                    output_type="np")
+        return dict(prompt=PROMPT, depth=_depth(), generator=torch.Generator().manual_seed(seed),
+                    num_inference_steps=2, guidance_scale=6.0)
 
-    def get_pipe(self, controlnet=False):
-        pipe = self.pipeline_class(**self.get_dummy_components(controlnet))
-        pipe.set_progress_bar_config(disable=True)
-        return pipe
+    def get_default_inputs(self, seed=0):
+        return dict(prompt=PROMPT, depth=_depth(), generator=torch.Generator().manual_seed(seed))
 
-    def test_inference_expected_slice(self):
-        out = self.get_pipe()(**self.get_dummy_inputs())
-        assert isinstance(out, BuildASceneOutput)
+    def get_batch_inputs(self):
+        other = "a blue sphere in a sunny beach with white sand"
+        batch = {**self.get_dummy_inputs(), "prompt": [PROMPT, other],
+                 "generator": [torch.Generator().manual_seed(0), torch.Generator().manual_seed(1)]}
+        return batch, [self.get_dummy_inputs(0), {**self.get_dummy_inputs(1), "prompt": other}]
+
+    def zeroed_output(self, pipe, inputs):
+        zero = pipe.vae.decode(torch.zeros(1, 4, 16, 16)).sample
+        return pipe.image_processor.postprocess(zero, output_type="np")
+
+    def test_output_shapes_and_the_recorded_stage(self):
+        out = self.run(self.get_pipe())
         assert out.images.shape == (1, 32, 32, 3) and out.latents.shape == (1, 4, 16, 16)
-        expected = np.array([0.6859, 0.3722, 0.514, 0.5624, 0.7129, 0.4921, 0.3765, 0.4183, 0.4392])
-        got = out.images[0, -3:, -3:, -1].flatten()
+        assert len(out.cache.latents) == 3  # the two steps' inputs and the final latents
+
+    def test_interrupt_ends_the_call_without_a_cache(self):
+        def stop(p, i, t, kwargs):
+            p._interrupt = True
+            return {}
+
+        out = self.run(self.get_pipe(), num_inference_steps=4, callback_on_step_end=stop)
+        assert out.cache is None and out.images.shape == (1, 32, 32, 3)
+
+
+class _WithControlNet(TestBuildAScenePipeline):
+    """The tester's setup with the ControlNet (not collected itself: the checks below run on it)."""
+
+    controlnet = True
+
+
+class TestBuildASceneControlNet:
+    """The ControlNet variant (the published LooseControl layout): its slice at the default settings, the
+    depth reaching the output, and the optional component and config surviving save/load."""
+
+    tester = _WithControlNet()
+    pipeline_class = BuildAScenePipeline
+
+    def get_pipe(self):
+        return self.tester.get_pipe()
+
+    def run(self, pipe, **kw):
+        return self.tester.run(pipe, **kw)
+
+    def get_dummy_components(self):
+        return self.tester.get_dummy_components()
+
+    def test_expected_slice_at_default_settings(self):
+        out = self.tester.run(self.get_pipe(), self.tester.get_default_inputs()).images
+        expected = np.array([0.6996, 0.5542, 0.5184, 0.5849, 0.7001, 0.444, 0.3764, 0.4034, 0.4192])
+        got = self.tester.output_slice(out)
         assert np.abs(got - expected).max() < 1e-3, got.round(4).tolist()
 
-    def test_controlnet_expected_slice_and_depth_matters(self):
-        pipe = self.get_pipe(controlnet=True)
-        out = pipe(**self.get_dummy_inputs()).images
-        expected = np.array([0.7066, 0.4519, 0.5432, 0.5381, 0.6657, 0.4675, 0.3717, 0.396, 0.4312])
-        got = out[0, -3:, -3:, -1].flatten()
-        assert np.abs(got - expected).max() < 1e-3, got.round(4).tolist()
-        flat = pipe(**{**self.get_dummy_inputs(), "depth": torch.zeros(1, 1, 32, 32)}).images
-        assert np.abs(out - flat).max() > 1e-3  # the ControlNet's depth reaches the output
-
-    def test_return_dict_false_gives_a_tuple(self):
-        images, latents, cache = self.get_pipe()(**self.get_dummy_inputs(), return_dict=False)
-        assert images.shape == (1, 32, 32, 3) and latents.shape == (1, 4, 16, 16) and len(cache.latents) == 3
-
-    def test_batch_matches_single(self):
+    def test_the_depth_reaches_the_output(self):
         pipe = self.get_pipe()
-        inputs = self.get_dummy_inputs()
-        single = pipe(**inputs).images
-        batched = pipe(**{**inputs, "prompt": [inputs["prompt"], "a blue sphere in a sunny beach with white sand"],
-                          "generator": [torch.Generator().manual_seed(0), torch.Generator().manual_seed(1)]}).images
-        assert batched.shape == (2, 32, 32, 3)
-        assert np.abs(batched[0] - single[0]).max() < 1e-4
-        assert np.abs(batched[1] - single[0]).max() > 1e-3
+        out = self.run(pipe).images
+        flat = self.run(pipe, depth=torch.zeros(1, 1, 32, 32)).images
+        assert np.abs(out - flat).max() > 1e-3
 
-    def test_float32_vs_bfloat16(self):
-        pipe = self.get_pipe()
-        ref = pipe(**self.get_dummy_inputs()).images
-        low = pipe.to(torch.bfloat16)(**self.get_dummy_inputs()).images
-        assert pipe.unet.dtype == torch.bfloat16
-        assert np.abs(low - ref).max() < 3e-2
-
-    def test_save_load_round_trip(self, tmp_path):
-        pipe = self.get_pipe()
-        pipe.save_pretrained(tmp_path)
-        assert (tmp_path / "model_index.json").is_file()
-        loaded = self.pipeline_class.from_pretrained(tmp_path)
-        loaded.set_progress_bar_config(disable=True)
-        assert loaded.controlnet is None and loaded.config.prompt_prefix == ""
-        a, b = pipe(**self.get_dummy_inputs()).images, loaded(**self.get_dummy_inputs()).images
-        assert np.abs(a - b).max() < 1e-5
-
-    def test_save_load_round_trip_with_controlnet(self, tmp_path):
-        pipe = self.pipeline_class(**self.get_dummy_components(controlnet=True), prompt_prefix="4k, ")
+    def test_save_load_keeps_the_controlnet_and_the_prompt_prefix(self, tmp_path):
+        pipe = self.pipeline_class(**self.get_dummy_components(), prompt_prefix="4k, ")
         pipe.set_progress_bar_config(disable=True)
         pipe.save_pretrained(tmp_path)
         loaded = self.pipeline_class.from_pretrained(tmp_path)
         loaded.set_progress_bar_config(disable=True)
         assert loaded.config.prompt_prefix == "4k, " and loaded.controlnet is not None
-        a, b = pipe(**self.get_dummy_inputs()).images, loaded(**self.get_dummy_inputs()).images
-        assert np.abs(a - b).max() < 1e-5
-
-    def test_callback_gets_the_documented_tensors(self):
-        pipe = self.get_pipe()
-        seen = []
-
-        def callback(p, i, t, kwargs):
-            assert p is pipe
-            seen.append((i, int(t), sorted(kwargs)))
-            assert kwargs["latents"].shape == kwargs["pred_original_sample"].shape == (1, 4, 16, 16)
-            return {}
-
-        names = pipe._callback_tensor_inputs
-        pipe(**self.get_dummy_inputs(), callback_on_step_end=callback, callback_on_step_end_tensor_inputs=names)
-        assert [s[0] for s in seen] == [0, 1] and all(s[2] == sorted(names) for s in seen)
-        assert [s[1] for s in seen] == pipe.scheduler.timesteps.tolist()
-        with pytest.raises(ValueError, match="callback_on_step_end_tensor_inputs"):
-            pipe(**self.get_dummy_inputs(), callback_on_step_end=callback,
-                 callback_on_step_end_tensor_inputs=["not_a_tensor"])
-
-    def test_callback_can_replace_latents(self):
-        pipe = self.get_pipe()
-
-        def zero_after_last(p, i, t, kwargs):
-            return {"latents": torch.zeros_like(kwargs["latents"])} if i == 1 else {}
-
-        out = pipe(**self.get_dummy_inputs(), callback_on_step_end=zero_after_last)
-        assert torch.equal(out.latents, torch.zeros(1, 4, 16, 16))
-        zero_image = pipe.vae.decode(torch.zeros(1, 4, 16, 16)).sample
-        expected = pipe.image_processor.postprocess(zero_image, output_type="np")
-        assert np.abs(out.images - expected).max() < 1e-5
-
-    def test_interrupt_ends_the_call_without_a_cache(self):
-        pipe = self.get_pipe()
-
-        def stop(p, i, t, kwargs):
-            p._interrupt = True
-            return {}
-
-        out = pipe(**{**self.get_dummy_inputs(), "num_inference_steps": 4}, callback_on_step_end=stop)
-        assert out.cache is None and out.images.shape == (1, 32, 32, 3)
+        assert np.abs(self.run(pipe).images - self.run(loaded).images).max() < 1e-5
 
 
 # --- the stage machinery behind __call__ --------------------------------------------------------
