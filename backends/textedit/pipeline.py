@@ -84,11 +84,18 @@ class TextEditPipeline(DiffusionPipeline):
         for m in (vae, text_encoder, unet):
             m.eval().requires_grad_(False)
         self._interrupt = False
+        self._num_timesteps = 0
         self.phase, self.num_phases, self.phase_index = "generate", 1, 0
 
     @property
     def interrupt(self) -> bool:
         return self._interrupt
+
+    @property
+    def num_timesteps(self) -> int:
+        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
+        ``PipelineCallback`` cutoffs."""
+        return self._num_timesteps
 
     @property
     def default_size(self) -> tuple[int, int]:
@@ -155,6 +162,7 @@ class TextEditPipeline(DiffusionPipeline):
 
     def _denoise(self, latents, embeds, guidance_scale, n, callback, tensor_inputs):
         self.scheduler.set_timesteps(n, device=self.unet.device)
+        self._num_timesteps = len(self.scheduler.timesteps)
         latents = latents * self.scheduler.init_noise_sigma
         with self.progress_bar(total=n) as progress_bar:
             for i, t in enumerate(self.scheduler.timesteps):
@@ -279,7 +287,8 @@ class TextEditPipeline(DiffusionPipeline):
         images = self.decode(out, output_type)
         self.maybe_free_model_hooks()
         source_images = source.images if source is not None and names else None
+        kept_source = source if names else None
         if not return_dict:
-            return images, source_images, out, patched
+            return images, source_images, out, patched, kept_source
         return TextEditOutput(images=images, source_images=source_images, latents=out, patched_layers=patched,
-                              source=source if names else None)
+                              source=kept_source)
