@@ -85,10 +85,17 @@ class RCSBPipeline(DiffusionPipeline):
         for m in (bridge, classifier):
             m.eval().requires_grad_(False)
         self._interrupt = False
+        self._num_timesteps = 0
 
     @property
     def interrupt(self) -> bool:
         return self._interrupt
+
+    @property
+    def num_timesteps(self) -> int:
+        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
+        ``PipelineCallback`` cutoffs."""
+        return self._num_timesteps
 
     def check_inputs(self, image, mask, target, guidance, classifier_input, tensor_inputs) -> None:
         if image.ndim != 4 or image.shape[1] != 3:
@@ -161,6 +168,7 @@ class RCSBPipeline(DiffusionPipeline):
         start = start_step if start_step is not None else max(1, round(start_fraction * sched.num_steps))
         sched.set_timesteps(num_inference_steps, start, device=x.device)
         steps = sched.timesteps.tolist()
+        self._num_timesteps = len(steps) - 1  # bridge steps (each pair of timesteps)
         latents = sched.q_sample(steps[0], x, x1, ot_ode=True)
         stabilizer = AdamStabilizer()
         first_norm = None
