@@ -2,10 +2,10 @@
 
 For Counterfactual, Video Depth and Avatar: the score (``backends.common.ood``, the statistics shipped in
 assets/ood-calibration) of held-out synthetic inputs — seeds that neither the models' training nor the
-calibration used — against real photographs, each brought to what the model sees the way an upload is
-(Counterfactual: centre crop → 32×32; Video Depth: a one-frame clip at the 64-pixel working size; Avatar:
-64×64 views times their mask, once with an all-white mask and once with an upright ellipse standing in for a
-person's silhouette). The photos are the ones that ship with scikit-image and matplotlib (drawings, charts,
+calibration used; Video Depth's every other clip through H.264, as an uploaded video arrives — against
+real photographs, each brought to what the model sees the way an upload is (Counterfactual: centre crop →
+32×32; Video Depth: a one-frame clip at the 64-pixel working size; Avatar: 64×64 views times their mask,
+once with an all-white mask and once with an upright ellipse standing in for a person's silhouette). The photos are the ones that ship with scikit-image and matplotlib (drawings, charts,
 test patterns and clip art left out), each whole and as 4 random crops. Reports per tab the AUROC, the
 share of photos flagged and the share of synthetic inputs flagged, with the sample sizes.
 
@@ -112,8 +112,8 @@ def real_views(tab: str, photos: list[np.ndarray]) -> tuple[list[np.ndarray], li
 
 
 def main(argv=None) -> int:
-    from backends.common.ood import auroc, features, load_domain
-    from training.ood_calibration import MAKERS, TEST_SEEDS
+    from backends.common.ood import CANONICAL_JPEG, auroc, features, load_domain
+    from training.ood_calibration import MAKERS, TEST_SEEDS, videodepth_inputs
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n-synthetic", type=int, default=400, help="held-out synthetic inputs per tab")
@@ -127,8 +127,11 @@ def main(argv=None) -> int:
     for tab in TABS:
         start = time.perf_counter()
         stats = load_domain(tab)
-        syn = stats.distance(features(*MAKERS[tab](TEST_SEEDS[tab], args.n_synthetic)))
-        real = stats.distance(features(*real_views(tab, photos)))
+        jpeg = CANONICAL_JPEG.get(tab)  # scored exactly as the service scores an upload
+        made = (videodepth_inputs(TEST_SEEDS[tab], args.n_synthetic, h264=True) if tab == "videodepth"
+                else MAKERS[tab](TEST_SEEDS[tab], args.n_synthetic))
+        syn = stats.distance(features(*made, jpeg))
+        real = stats.distance(features(*real_views(tab, photos), jpeg))
         result["ood_auroc"][tab] = round(auroc(syn, real), 4)
         result["ood_real_flagged_rate"][tab] = round(float(np.mean(real > stats.threshold)), 4)
         result["ood_synthetic_flagged_rate"][tab] = round(float(np.mean(syn > stats.threshold)), 4)

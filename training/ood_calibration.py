@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backends.common.ood import FEATURE_NAMES, features, fit_stats
+from backends.common.ood import CANONICAL_JPEG, FEATURE_NAMES, features, fit_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPABILITIES = ("counterfactual", "videodepth", "avatar")
@@ -40,14 +40,16 @@ def counterfactual_inputs(seed0: int, n: int) -> tuple[list[np.ndarray], None]:
     return [make_example(seed0 + i).image for i in range(n)], None
 
 
-def videodepth_inputs(seed0: int, n: int) -> tuple[list[np.ndarray], None]:
+def videodepth_inputs(seed0: int, n: int, h264: bool = False) -> tuple[list[np.ndarray], None]:
+    """Frames of held-out clips; ``h264``: every other clip through H.264 as an uploaded video arrives (the bench
+    tests on those too; the statistics are fitted on renders, see ``ood.CANONICAL_JPEG``)."""
     from backends.videodepth.data import render_clip
 
     clips = max(1, n // VD_FRAMES_PER_CLIP)
     frames = []
     for i in range(clips):
         clip = render_clip(seed0 + i, 6).rgb  # a short path: frames of one clip are much alike
-        if i % 2:  # half as an uploaded video arrives: through H.264, like the tab's example clips
+        if h264 and i % 2:  # as an uploaded video arrives: through H.264, like the tab's example clips
             clip = h264_round_trip(clip)
         frames.extend(clip[np.linspace(0, len(clip) - 1, VD_FRAMES_PER_CLIP).round().astype(int)])
     return frames[:n], None
@@ -102,7 +104,7 @@ MAKERS = {"counterfactual": counterfactual_inputs, "videodepth": videodepth_inpu
 
 def synthetic_features(capability: str, seed0: int, n: int) -> np.ndarray:
     images, masks = MAKERS[capability](seed0, n)
-    return features(images, masks)
+    return features(images, masks, CANONICAL_JPEG.get(capability))
 
 
 def main(argv=None) -> int:
@@ -154,7 +156,8 @@ synthetic world a model was trained on (`backends/common/ood.py`). Written by
 - **Data:** held-out synthetic inputs from each capability's own generator at seeds its training,
   validation, test and example sets never use (fit from 5,000,000, calibration from 6,000,000; the
   bench tests on 7,000,000): Counterfactual `data.make_example` (32×32), Video Depth
-  `data.render_clip` (2 frames of each 6-frame clip, 64×64; every other clip through H.264 like an uploaded video), Avatar `data.sample_subject` (views at
+  `data.render_clip` (2 frames of each 6-frame clip, 64×64, each through one JPEG round trip at
+  quality 95 — uploads too — so H.264 artefacts of uploaded videos do not count as photographic detail), Avatar `data.sample_subject` (views at
   64 and at 128 resized like an upload, times their mask).
 - **Threshold:** the {QUANTILE:.0%} quantile of the calibration inputs' scores, so about {1 - QUANTILE:.0%} of
   true synthetic inputs are flagged by construction.
