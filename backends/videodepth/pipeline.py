@@ -61,6 +61,7 @@ class VideoDepthPipeline(DiffusionPipeline):
         self.register_modules(vae=vae, unet=unet, scheduler=scheduler, unet_interp=unet_interp)
         self.register_to_config(prediction_type=prediction_type)
         self._interrupt = False
+        self._num_timesteps = 0
 
     def velocity(self, model_output: torch.Tensor, latents: torch.Tensor, step_index: int) -> torch.Tensor:
         """The flow velocity the Euler step needs: the UNet's output itself (``v_prediction``, the published
@@ -73,6 +74,12 @@ class VideoDepthPipeline(DiffusionPipeline):
     @property
     def interrupt(self) -> bool:
         return self._interrupt
+
+    @property
+    def num_timesteps(self) -> int:
+        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
+        ``PipelineCallback`` cutoffs."""
+        return self._num_timesteps
 
     @property
     def size_multiple(self) -> int:

@@ -69,10 +69,9 @@ class PipelineTesterMixin:
     # False where one call takes one item (a clip): then a batch must be refused with ``batch_error``
     batch_supported = True
     batch_error: tuple[type[Exception], str] = (ValueError, "")
-    # the second dtype and its (max, mean) tolerance against float32, or None with the reason why not
-    second_dtype: torch.dtype | None = torch.bfloat16
+    # the second dtype and its (max, mean) tolerance against float32
+    second_dtype: torch.dtype = torch.bfloat16
     second_dtype_tolerance = (3e-2, 3e-2)
-    no_second_dtype_reason = ""
     batch_atol = 1e-4
     save_load_atol = 1e-5
 
@@ -144,9 +143,6 @@ class PipelineTesterMixin:
         assert max_diff(ones[0], ones[1]) > 1e-3  # the two items differ, so the check is not vacuous
 
     def test_second_dtype(self):
-        if self.second_dtype is None:
-            assert self.no_second_dtype_reason, "say why this pipeline has no second dtype"
-            pytest.skip(self.no_second_dtype_reason)
         pipe = self.get_pipe()
         ref = self.output_array(self.run(pipe))
         pipe.to(self.second_dtype)
