@@ -136,6 +136,83 @@ def published_run(size: int | None = None, subjects: int = 1) -> dict:
     return out
 
 
+# --- issue 26 §1: an avatar from photos (MediaPipe landmarks + masks → fitted anny pose/shape and cameras) ----
+
+PHOTO_SEED0 = 3_000_000  # subjects for the photo fit: outside training (0…), evaluation (1,000,000…) and the tab's
+
+
+def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0, 120.0, 210.0, 300.0)) -> dict:
+    """Synthetic people of known pose and shape rendered as photos (on a grey floor-less backdrop) → MediaPipe →
+    the fit → the service's reconstruction, against the same reconstruction from the true cameras, masks,
+    pose and shape. Reports the fitted joints' MPJPE (mm, hips' midpoint aligned, the body's turn left to
+    the cameras), novel-view PSNR (person box, vs the ray-cast truth in the true pose) of both avatars and
+    the fit's seconds (MediaPipe included)."""
+    from dataclasses import replace
+
+    from backends.avatar import service
+    from backends.avatar.body import rest_body
+    from backends.avatar.data import camera_ring, render_view, sample_subject
+    from backends.avatar.fit import mpjpe_mm, true_joints
+    from backends.avatar.from_photos import prepare
+    from backends.avatar.uploads import UploadedViews
+    from backends.common.errors import InputError
+    from backends.common.imagemetrics import psnr
+
+    def avatar(upload):
+        return [x for x in service.reconstruct(service.ReconstructRequest(subject=None, upload=upload))
+                if isinstance(x, service.AvatarResult)][0]
+
+    def score(result, pose, truths):
+        out = []
+        for cam, truth in zip(cams, truths, strict=True):
+            image, alpha, _, _ = service.render_frame(result, pose, cam, size, (1.0, 1.0, 1.0), "fast")
+            ys, xs = np.nonzero((truth.mask > 0.5) | (alpha > 0.5))
+            box = (slice(ys.min(), ys.max() + 1), slice(xs.min(), xs.max() + 1))
+            gt = truth.rgb * truth.mask[..., None] + (1 - truth.mask[..., None])
+            out.append(float(psnr(image[box].astype(np.float32) / 255, gt[box].astype(np.float32))))
+        return out
+
+    mpjpe, fit_psnr, true_psnr, seconds, reproj, refused = [], [], [], [], [], []
+    cams = [camera_ring(1, size, radius=service.VIEW_DISTANCE, start_deg=az)[0] for az in azimuths]
+    seed = PHOTO_SEED0
+    while len(mpjpe) < subjects and seed < PHOTO_SEED0 + 3 * subjects:
+        s = sample_subject(seed, n_photos, size)
+        seed += 1
+        photos = [np.round((v.rgb * v.mask[..., None] + 0.8 * (1 - v.mask[..., None])) * 255).astype(np.uint8)
+                  for v in s.views]
+        start = time.perf_counter()
+        try:
+            fitted = prepare(photos)
+        except InputError as e:  # MediaPipe missed the person in a photo: counted, the next subject is taken
+            refused.append(f"seed {seed - 1}: {e}")
+            continue
+        seconds.append(time.perf_counter() - start)
+        true_pose = s.views[0].pose
+        mpjpe.append(mpjpe_mm(fitted.fit.joints_3d, true_joints(true_pose, s.subject.phenotype)))
+        reproj.append(float(np.mean(fitted.fit.reprojection_px)))
+        eval_pose = replace(true_pose, yaw=0.0)
+        rest = rest_body(s.subject.phenotype)
+        truths = [render_view(s.subject, eval_pose, cam, rest) for cam in cams]
+        fit_psnr += score(avatar(fitted.upload()), fitted.fit.pose, truths)
+        true_up = UploadedViews(np.stack([v.rgb for v in s.views]), np.stack([v.mask for v in s.views]),
+                                np.stack([v.camera.extrinsics for v in s.views]),
+                                np.stack([v.camera.intrinsics for v in s.views]), true_pose, s.subject.phenotype,
+                                [f"view{j}" for j in range(n_photos)])
+        true_psnr += score(avatar(true_up), eval_pose, truths)
+    return {"subjects": len(mpjpe), "refused_subjects": refused, "photos_per_subject": n_photos, "photo_size": size, "images": len(fit_psnr),
+            "mpjpe_mm": float(np.mean(mpjpe)), "mpjpe_mm_per_subject": [round(x, 1) for x in mpjpe],
+            "reprojection_px": float(np.mean(reproj)), "fit_psnr": float(np.mean(fit_psnr)),
+            "true_params_psnr": float(np.mean(true_psnr)), "fit_seconds": float(np.mean(seconds))}
+
+
+def photo_fit_keys(subjects: int) -> dict:
+    """The keys bench/realinputs.json reports for issue 26 §1."""
+    r = photo_fit(subjects)
+    return {"avatar_fit_mpjpe_mm": round(r["mpjpe_mm"], 1), "avatar_fit_psnr": round(r["fit_psnr"], 2),
+            "avatar_true_params_psnr": round(r["true_params_psnr"], 2), "avatar_fit_seconds": round(r["fit_seconds"], 2),
+            "avatar_fit": r}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="3 subjects instead of 20")
@@ -233,6 +310,7 @@ def main() -> None:
         "paired": pairs,
         "served_512": served_check,
         "published_lifegom": published_run(args.published_size),
+        "photo_fit": photo_fit(2 if args.quick else 6),
         "methods": summary,
     }
     path = write_results("avatar", result)
@@ -252,6 +330,10 @@ def main() -> None:
     print("published lifegom: " + (f"{np.mean(pub['recon_s']):.1f} s per avatar at {pub['input_size']}², "
                                    f"render {np.mean(pub['render_ms']):.0f} ms at 512²" if pub["present"]
                                    else "not present (" + pub["how_to_get"] + ")"))
+    pf = result["photo_fit"]
+    print(f"avatar from photos ({pf['subjects']} synthetic people × {pf['photos_per_subject']} photos): MPJPE "
+          f"{pf['mpjpe_mm']:.1f} mm, novel-view PSNR {pf['fit_psnr']:.2f} dB fitted vs {pf['true_params_psnr']:.2f} dB "
+          f"from the true parameters, fit {pf['fit_seconds']:.1f} s")
     print(f"wrote {path}")
 
 
