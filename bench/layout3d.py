@@ -32,6 +32,9 @@ three boxes (four stages, with the tab's x̂0 previews), then a Next stage that 
 DDIM inversion + the stage). Gradio's own work (PNG encoding, the browser) comes on top.
 
     python -m bench.layout3d [--quick]   (quick: 8 two-box, 6 move and 8 crowded episodes)
+    python -m bench.layout3d --crowded-only [--quick]   (only the crowded keys, added to the last results)
+    python -m bench.layout3d --crowded-part 0:24 --parts DIR & ... --crowded-part 24:48 --parts DIR
+    python -m bench.layout3d --crowded-only --parts DIR   (adds up the parts: same episodes, side by side)
 """
 
 from __future__ import annotations
@@ -189,10 +192,11 @@ def scene_noise(pipe, seed: int):
 
 
 def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: float,
-                   methods=("bas", "plain", "masactrl")) -> dict:
+                   methods=("bas", "plain", "masactrl"), on_episode=None) -> dict:
     """Every episode: its boxes added one stage each (``bas``, ``masactrl``) or all at once (``plain``).
     Per method: per-box accuracy, all boxes right, mIoU, preservation PSNR, and the per-episode
-    outcomes (``ok``: episodes × boxes) for confidence intervals."""
+    outcomes (``ok``: episodes × boxes) for confidence intervals. ``on_episode(i, outcome)`` gets each
+    episode's outcome as it ends (``summarize`` turns a list of them into this summary)."""
     rows = {m: {"ok": [], "both": [], "iou": [], "psnr": []} for m in methods}
     times = {"stage": [], "plain": []}
     t_start = time.perf_counter()
@@ -226,13 +230,28 @@ def run_generation(pipe, detector, eps, steps: int, guidance: float, blend: floa
         rows["plain"]["both"].append(all(ok))
         rows["plain"]["iou"] += ious
         rows["plain"]["psnr"].append(preservation(kept, dict(zip([j for j, _, _ in kept], before, strict=True)), full))
-    summary = {m: {"object_accuracy": float(np.mean(r["ok"])), "episode_success": float(np.mean(r["both"])),
-                   "miou": float(np.mean(r["iou"])), "preservation_psnr": float(np.nanmean(r["psnr"])),
-                   "ok": np.asarray(r["ok"], bool)}
-               for m, r in rows.items()}
+        if on_episode is not None:
+            on_episode(i, {m: {"ok": [bool(v) for v in r["ok"][-1]], "iou": r["iou"][-len(layout.boxes):],
+                               "psnr": r["psnr"][-1]} for m, r in rows.items()})
+    summary = _summary(rows)
     summary["stage_seconds"] = float(np.median(times["stage"])) if times["stage"] else float("nan")
     summary["plain_seconds"] = float(np.median(times["plain"])) if times["plain"] else float("nan")
     return summary
+
+
+def _summary(rows: dict) -> dict:
+    return {m: {"object_accuracy": float(np.mean(r["ok"])), "episode_success": float(np.mean(r["both"])),
+                "miou": float(np.mean(r["iou"])), "preservation_psnr": float(np.nanmean(r["psnr"])),
+                "ok": np.asarray(r["ok"], bool)}
+            for m, r in rows.items()}
+
+
+def summarize(outcomes: list[dict]) -> dict:
+    """``run_generation``'s per-method summary from its episodes' ``on_episode`` outcomes, in order."""
+    rows = {m: {"ok": [o[m]["ok"] for o in outcomes], "both": [all(o[m]["ok"]) for o in outcomes],
+                "iou": [v for o in outcomes for v in o[m]["iou"]], "psnr": [o[m]["psnr"] for o in outcomes]}
+            for m in outcomes[0]}
+    return _summary(rows)
 
 
 def error_ratio(ok: np.ndarray, base_ok: np.ndarray) -> float:
@@ -441,9 +460,35 @@ def timing_only(wait: dict, d512: dict) -> int:
     return 0
 
 
-def crowded_only(pipe, detector, n: int, quick: bool, steps: int, guidance: float, blend: float) -> int:
-    """Run only the crowded-scene bench and add its keys to the last results (the others stay those of
-    their own run; ``crowded_when`` says when these were measured)."""
+def _episode_file(parts: str, i: int):
+    from pathlib import Path
+
+    return Path(parts) / f"crowded_episode_{i:02d}.json"
+
+
+def crowded_part(pipe, detector, n: int, part: str, parts: str, steps: int, guidance: float, blend: float) -> int:
+    """Run crowded episodes ``a:b`` of the ``n`` and keep each one's outcome in ``parts`` (several such
+    processes share a loaded machine's cores; ``--crowded-only --parts DIR`` then adds them up)."""
+    from pathlib import Path
+
+    a, b = (int(v) for v in part.split(":"))
+    torch.set_num_threads(1)  # parts run side by side
+    Path(parts).mkdir(parents=True, exist_ok=True)
+    settings = {"steps": steps, "guidance": guidance, "blend_fraction": blend, "seed": CROWDED_SEED}
+
+    def keep(i, outcome):
+        _episode_file(parts, a + i).write_text(json.dumps({**settings, "episode": a + i, "outcome": outcome}))
+
+    run_generation(pipe, detector, crowded_episodes(n)[a:b], steps, guidance, blend, methods=("bas", "plain"),
+                   on_episode=keep)
+    return 0
+
+
+def crowded_only(pipe, detector, n: int, quick: bool, steps: int, guidance: float, blend: float,
+                 parts: str | None = None) -> int:
+    """Run only the crowded-scene bench (or add up the episodes that ``--crowded-part`` runs kept in
+    ``parts``) and add its keys to the last results (the others stay those of their own run;
+    ``crowded_when`` says when these were measured)."""
     from bench.report import RESULTS
 
     path = RESULTS / "layout3d.json"
@@ -451,11 +496,19 @@ def crowded_only(pipe, detector, n: int, quick: bool, steps: int, guidance: floa
     if (payload["steps"], payload["guidance"], payload["blend_fraction"]) != (steps, guidance, blend):
         raise SystemExit("the saved two-box run used other steps/CFG/blend; run the whole bench instead")
     t0 = time.perf_counter()
-    keys = crowded_keys(None, run_generation(pipe, detector, crowded_episodes(n), steps, guidance, blend,
-                                             methods=("bas", "plain")), n, two_box=payload)
+    if parts is None:
+        crowd = run_generation(pipe, detector, crowded_episodes(n), steps, guidance, blend, methods=("bas", "plain"))
+    else:
+        saved = [json.loads(_episode_file(parts, i).read_text()) for i in range(n)]
+        want = {"steps": steps, "guidance": guidance, "blend_fraction": blend, "seed": CROWDED_SEED}
+        if any({k: e[k] for k in want} != want or e["episode"] != i for i, e in enumerate(saved)):
+            raise SystemExit(f"the kept episodes in {parts} are of other settings")
+        crowd = summarize([e["outcome"] for e in saved])
+    keys = crowded_keys(None, crowd, n, two_box=payload)
     payload.pop("machine", None)
     payload.setdefault("accuracy_when", payload.pop("when", None))  # the two-box keys are from that run
-    payload.update({**keys, "crowded_quick": quick, "crowded_minutes": (time.perf_counter() - t0) / 60,
+    payload.update({**keys, "crowded_quick": quick, "crowded_from_parts": parts is not None,
+                    "crowded_minutes": None if parts else (time.perf_counter() - t0) / 60,  # parts: their own runs
                     "crowded_when": time.strftime("%Y-%m-%dT%H:%M:%S")})
     write_results("layout3d", payload)
     print_crowded(keys, steps, guidance, blend)
@@ -476,17 +529,22 @@ def main(argv=None) -> int:
                    help="measure only the user's wait and box→depth, and update those keys of the last results")
     p.add_argument("--crowded-only", action="store_true",
                    help="run only the crowded-scene bench and add its keys to the last results")
+    p.add_argument("--crowded-part", help="A:B — run only crowded episodes A..B-1, keeping each in --parts")
+    p.add_argument("--parts", help="folder of the episodes --crowded-part keeps (--crowded-only: add them up)")
     args = p.parse_args(argv)
     torch.set_num_threads(2)
     if args.user_wait_child:
         print(json.dumps(_user_wait_child(args.steps, args.user_wait_child)))
         return 0
     n_crowd = args.crowded or (8 if args.quick else 48)
-    if args.crowded_only:
+    if args.crowded_only or args.crowded_part:
         pipe, defaults = load_pipeline()
         guidance = defaults.guidance_scale if args.guidance is None else args.guidance
         blend = defaults.blend_fraction if args.blend is None else args.blend
-        return crowded_only(pipe, load_detector(), n_crowd, args.quick, args.steps, guidance, blend)
+        if args.crowded_part:
+            return crowded_part(pipe, load_detector(), n_crowd, args.crowded_part, args.parts, args.steps, guidance,
+                                blend)
+        return crowded_only(pipe, load_detector(), n_crowd, args.quick, args.steps, guidance, blend, args.parts)
     wait = user_wait(args.steps)
     if args.timing_only:
         return timing_only(wait, depth_times_512(episodes(1)[0][0]))
