@@ -3,6 +3,7 @@
     iclr25-studio avatar example --subject 3 --views 3 --out ex/          # an upload example (PNGs + cameras.json)
     iclr25-studio avatar reconstruct --subject 3 --out av/                # a synthetic subject → av/avatar.safetensors …
     iclr25-studio avatar reconstruct --upload ex/cameras.json --out av/   # your views (images/masks beside the JSON)
+    iclr25-studio avatar reconstruct --photos a.jpg b.jpg --out av/       # photos of a person: pose, shape, cameras fitted
     iclr25-studio avatar render --avatar av/avatar.safetensors --preset walking --size 512 --out r/
     iclr25-studio avatar render --avatar av/avatar.safetensors --video turntable --frames 48 --out r/
     iclr25-studio avatar render --avatar av/avatar.safetensors --measure-fps --size 512
@@ -34,6 +35,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = rec.add_mutually_exclusive_group(required=True)
     src.add_argument("--subject", type=int, help="a synthetic subject number (ray-cast on the fly)")
     src.add_argument("--upload", type=Path, help="a cameras JSON file; its images and masks lie beside it")
+    src.add_argument("--photos", type=Path, nargs="+",
+                     help="1-5 photos of one person, whole body in view: MediaPipe finds the body and its mask, "
+                          "anny's pose and shape and the cameras are fitted to them")
+    rec.add_argument("--fov", type=float, default=40.0,
+                     help="--photos: the photos' vertical field of view in degrees (default 40)")
     rec.add_argument("--views", type=int, default=3, help="views of a synthetic subject (1-5)")
     rec.add_argument("--iterations", type=int, default=3, help="feedback iterations (paper: 3)")
     rec.add_argument("--model", default="avatar-embedded",
@@ -94,6 +100,23 @@ def _read_upload(spec_path: Path):
     return parse_upload(text, images, masks)
 
 
+def _fit_photos(paths: list[Path], fov: float):
+    from backends.common.imageio import to_rgb_array
+
+    from .from_photos import prepare
+
+    images = []
+    for p in paths:
+        if not p.is_file():
+            raise InputError(f"The photo {p.name} was not found.")
+        images.append(to_rgb_array(str(p)))
+    _progress(0.0, f"finding the person in {len(images)} photo(s) and fitting the body")
+    fitted = prepare(images, [p.name for p in paths], fov_deg=fov)
+    _progress(0.0, f"fitted in {fitted.fit.seconds:.1f} s (mean reprojection "
+                   f"{float(fitted.fit.reprojection_px.mean()):.1f} px in the 256² crops)")
+    return fitted
+
+
 def _progress(fraction: float, message: str) -> None:
     print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
 
@@ -112,13 +135,25 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.avatar_action == "reconstruct":
         upload = _read_upload(args.upload) if args.upload else None
+        fitted = None
+        if args.photos:
+            fitted = _fit_photos(args.photos, args.fov)
+            upload = fitted.upload()
         req = service.ReconstructRequest(subject=args.subject, upload=upload, n_views=args.views,
                                          iterations=args.iterations, model=args.model, size=args.input_size)
         result = run_to_result(service.reconstruct(req), _progress)
         paths = outputs.write_avatar(result, result.input_pose, args.out)
         if result.notice:
             print(f"note: {result.notice}", file=sys.stderr)
-        print(json.dumps({**result.card(), "files": sorted(p.name for p in paths.values())}))
+        names = sorted(p.name for p in paths.values())
+        card = result.card()
+        if fitted is not None:
+            from backends.common.imageio import save_png
+
+            for i, preview in enumerate(fitted.previews()):
+                names.append(save_png(preview, args.out / f"photo{i}_fit.png").name)
+            card["photo_fit"] = fitted.card()
+        print(json.dumps({**card, "files": names}))
         return 0
     result = outputs.load_avatar(args.avatar)
     pose = _pose(args)

@@ -81,6 +81,8 @@ def prepare(photos: list, names: list[str] | None = None, fov_deg: float = DEFAU
     """Check every photo (InputError naming the first one that fails), crop, and fit one body to all."""
     if not 1 <= len(photos) <= MAX_PHOTOS:
         raise InputError(f"Upload 1 to {MAX_PHOTOS} photos of one person, not {len(photos)}.")
+    if not 10.0 <= fov_deg <= 120.0:
+        raise InputError(f"The photos' field of view must be 10 to 120 degrees, not {fov_deg:g}.")
     names = names or [f"photo {i + 1}" for i in range(len(photos))]
     dets, ks = [], []
     for img, name in zip(photos, names, strict=True):
@@ -89,4 +91,16 @@ def prepare(photos: list, names: list[str] | None = None, fov_deg: float = DEFAU
         d, k = crop_to_person(det, intrinsics(w, h, fov_deg))
         dets.append(d)
         ks.append(k)
+    return PhotoSet(dets, ks, fit_photos(dets, Ks=ks, steps=steps))
+
+
+def keep_only(photos: PhotoSet, keep: list[str], steps: int = 150) -> PhotoSet:
+    """The set without the photos the person dropped, fitted again on the rest (same crops)."""
+    chosen = [i for i, n in enumerate(photos.names) if n in set(keep)]
+    if not chosen:
+        raise InputError("Keep at least one photo to reconstruct from.")
+    if len(chosen) == len(photos.names):
+        return photos
+    dets = [photos.detections[i] for i in chosen]
+    ks = [photos.Ks[i] for i in chosen]
     return PhotoSet(dets, ks, fit_photos(dets, Ks=ks, steps=steps))
