@@ -4,8 +4,9 @@ For Counterfactual, Video Depth and Avatar: the score (``backends.common.ood``, 
 assets/ood-calibration) of held-out synthetic inputs — seeds that neither the models' training nor the
 calibration used; Video Depth's every other clip through H.264, as an uploaded video arrives — against
 real photographs, each brought to what the model sees the way an upload is (Counterfactual: centre crop →
-32×32; Video Depth: a one-frame clip at the 64-pixel working size; Avatar: 64×64 views times their mask,
-once with an all-white mask and once with an upright ellipse standing in for a person's silhouette). The photos are the ones that ship with scikit-image and matplotlib (drawings, charts,
+32×32; Video Depth: a one-frame clip at the 64-pixel working size; Avatar: 64×64 views
+scored whole as uploaded, once as taken and once cut out on black by an upright ellipse standing in for a
+person's silhouette). The photos are the ones that ship with scikit-image and matplotlib (drawings, charts,
 test patterns and clip art left out), each whole and as 4 random crops. Reports per tab the AUROC, the
 share of photos flagged and the share of synthetic inputs flagged, with the sample sizes.
 
@@ -106,9 +107,9 @@ def real_views(tab: str, photos: list[np.ndarray]) -> tuple[list[np.ndarray], li
         return [videodepth_view(p) for p in photos], None
     from training.ood_calibration import avatar_view
 
-    views = [avatar_view(p, np.ones(p.shape[:2], np.float32)) for p in photos]
-    views += [avatar_view(p, ellipse_mask(*p.shape[:2])) for p in photos]
-    return [v for v, _ in views], [m for _, m in views]
+    views = [avatar_view(p, np.ones(p.shape[:2], np.float32)) for p in photos]  # photos as taken
+    views += [avatar_view(p, ellipse_mask(*p.shape[:2])) for p in photos]  # photos cut out on black
+    return [v for v, _ in views], None
 
 
 def main(argv=None) -> int:

@@ -67,8 +67,9 @@ def h264_round_trip(frames: np.ndarray, fps: float = 10.0) -> np.ndarray:
         return np.stack(list(iter_video_frames(path, 1024)))
 
 
-def avatar_inputs(seed0: int, n: int, size: int = 64) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Masked views as the reconstructor sees them (image × mask), rendered at 64 or at 128 and resized like an upload."""
+def avatar_inputs(seed0: int, n: int, size: int = 64) -> tuple[list[np.ndarray], None]:
+    """Views at the reconstructor's size, rendered at 64 or at 128 and resized like an upload. Scored whole, as
+    uploaded (a render's background is black; a photo's background is a photo's, whatever its mask says)."""
     from backends.avatar.data import sample_subject
 
     images, masks = [], []
@@ -81,7 +82,7 @@ def avatar_inputs(seed0: int, n: int, size: int = 64) -> tuple[list[np.ndarray],
             images.append(img)
             masks.append(m)
         i += 1
-    return images[:n], masks[:n]
+    return images[:n], None
 
 
 def avatar_view(rgb: np.ndarray, mask: np.ndarray, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
@@ -146,8 +147,8 @@ synthetic world a model was trained on (`backends/common/ood.py`). Written by
 `python -m training.ood_calibration`; no photograph is used to fit anything.
 
 - **Features** ({len(FEATURE_NAMES)}): natural-image statistics of the input *as the model sees it* (its
-  working size; Avatar: inside the view's mask) — exactly-flat and small-gradient fractions, gradient
-  magnitude and kurtosis, Laplacian and median-residual energy, flat 4×4 blocks, distinct colours,
+  working size; Avatar: the uploaded view whole, its background included) — exactly-flat and
+  small-gradient fractions, gradient magnitude and kurtosis, Laplacian and median-residual energy, flat 4×4 blocks, distinct colours,
   saturation, chroma residual, spectral slope, contrast, edge density, planar fraction, hue
   concentration, foreground fraction, one-pixel step edges, grey fraction.
 - **Score:** the mean Euclidean distance of the standardized features to the 5 nearest *fit* inputs
@@ -157,8 +158,9 @@ synthetic world a model was trained on (`backends/common/ood.py`). Written by
   validation, test and example sets never use (fit from 5,000,000, calibration from 6,000,000; the
   bench tests on 7,000,000): Counterfactual `data.make_example` (32×32), Video Depth
   `data.render_clip` (2 frames of each 6-frame clip, 64×64, each through one JPEG round trip at
-  quality 95 — uploads too — so H.264 artefacts of uploaded videos do not count as photographic detail), Avatar `data.sample_subject` (views at
-  64 and at 128 resized like an upload, times their mask).
+  quality 95 — uploads too — so H.264 artefacts of uploaded videos do not count as photographic detail),
+  Avatar `data.sample_subject` (views at 64 and at 128 resized like an upload, scored whole: background
+  included).
 - **Threshold:** the {QUANTILE:.0%} quantile of the calibration inputs' scores, so about {1 - QUANTILE:.0%} of
   true synthetic inputs are flagged by construction.
 

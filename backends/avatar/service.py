@@ -301,7 +301,8 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
     if req.upload is not None and req.model == EMBEDDED_MODEL:  # checked on every run; the run goes ahead
         from backends.common.ood import check_inputs
 
-        domain = check_inputs("avatar", list(np.round(images * 255).astype(np.uint8)), list(masks))
+        # the views as uploaded (background included): a render's is black, a photo's is a photo's
+        domain = check_inputs("avatar", list(np.round(up.images * 255).astype(np.uint8)))
     cancel.raise_if_cancelled()
     yield ProgressEvent(0.25, "building the body template")
     if published:  # the user's SMPL-X body (mean shape) in the subject's pose: the published model's template
