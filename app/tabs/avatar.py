@@ -10,6 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import gradio as gr
+import numpy as np
 
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
@@ -81,6 +82,7 @@ def _viewer_js() -> str:
 # --- per-session avatars (server side; a few per process) ----------------------------------------
 _MAX_SESSIONS = 8
 _avatars: OrderedDict[str, object] = OrderedDict()
+_photo_sets: dict[str, object] = {}  # per session: the last fitted photos (from_photos.PhotoSet)
 _lock = threading.Lock()
 
 
@@ -146,9 +148,10 @@ def build(demo: gr.Blocks) -> None:
     model_md = gr.Markdown(elem_id="av-model-info")
     with gr.Row():
         with gr.Column(scale=4):
-            source = gr.Radio([("Synthetic subject", "synthetic"), ("Upload my views", "upload")], value="synthetic",
-                              label="Input", elem_id="av-source",
-                              info="A held-out synthetic person, or your own 1–5 views with masks and cameras.")
+            source = gr.Radio([("Synthetic subject", "synthetic"), ("Photos of a person", "photos"),
+                               ("Upload my views", "upload")], value="synthetic", label="Input", elem_id="av-source",
+                              info="A held-out synthetic person; 1–5 photos of one person (the body, its mask and "
+                                   "the cameras are found for you); or your own views with masks and cameras.")
             with gr.Group(visible=True) as synth_box:
                 with gr.Row():
                     subject = gr.Number(0, precision=0, minimum=0, maximum=999_999, label="Subject (held out)",
@@ -156,6 +159,16 @@ def build(demo: gr.Blocks) -> None:
                                         info="Which held-out synthetic person (any number; none was seen in training).")
                     n_views = gr.Slider(1, 5, value=3, step=1, label="Views", elem_id="av-views",
                                         info="How many views of the person the model sees (sparse: 1–5).")
+            with gr.Group(visible=False) as photos_box:
+                photo_files = gr.File(file_count="multiple", file_types=["image"], elem_id="av-photos",
+                                      label="Photos of one person (1–5; the whole body, head to feet, in each)")
+                fit_btn = gr.Button("Find the person and fit the body", size="sm", elem_id="av-fit")
+                fit_gallery = gr.Gallery(label="Fit: MediaPipe's skeleton (green), the fitted body's joints (red), "
+                                         "the person's mask (blue)", columns=5, height=200, allow_preview=True,
+                                         elem_id="av-fit-gallery")
+                keep = gr.CheckboxGroup([], label="Photos to reconstruct from (untick one whose fit is wrong)",
+                                        elem_id="av-keep")
+                fit_md = gr.Markdown(elem_id="av-fit-status")
             with gr.Group(visible=False) as upload_box:
                 up_images = gr.File(file_count="multiple", file_types=["image"], label="Images (1–5)",
                                     elem_id="av-up-images")
@@ -232,7 +245,48 @@ def build(demo: gr.Blocks) -> None:
         return str(current.get("id", ""))
 
     def on_source(kind):
-        return gr.update(visible=kind == "synthetic"), gr.update(visible=kind == "upload")
+        return (gr.update(visible=kind == "synthetic"), gr.update(visible=kind == "photos"),
+                gr.update(visible=kind == "upload"))
+
+    @user_errors
+    def on_fit(request: gr.Request, paths):
+        from backends.avatar.from_photos import prepare
+        from backends.avatar.photos import MAX_PHOTOS
+        from backends.common.imageio import to_rgb_array
+
+        if not paths:
+            raise InputError(f"Upload 1 to {MAX_PHOTOS} photos of one person, the whole body in each.")
+        if len(paths) > MAX_PHOTOS:
+            raise InputError(f"Upload 1 to {MAX_PHOTOS} photos, not {len(paths)}.")
+        images = []
+        for p in paths:
+            try:
+                images.append(to_rgb_array(p))
+            except InputError as e:
+                raise InputError(f"Photo '{Path(p).name}': {e}") from None
+            except Exception:  # noqa: BLE001 — any unreadable upload is the user's to fix
+                raise InputError(f"Photo '{Path(p).name}' is not an image this suite can read.") from None
+        fitted = prepare(images, [Path(p).name for p in paths])
+        with _lock:
+            _photo_sets[_key(request)] = fitted
+            while len(_photo_sets) > _MAX_SESSIONS:
+                _photo_sets.pop(next(iter(_photo_sets)))
+        f = fitted.fit
+        msg = (f"Fitted one body to {len(fitted.names)} photo(s) in **{f.seconds:.1f} s**: mean distance of the "
+               f"fitted joints to MediaPipe's {float(np.nanmean(f.reprojection_px)):.1f} px (256² crops) · body "
+               + ", ".join(f"{k} {v:.2f}" for k, v in f.phenotype.as_dict().items())
+               + ". Untick a photo whose skeleton is wrong, then **Reconstruct**.")
+        return ([(im, n) for im, n in zip(fitted.previews(), fitted.names, strict=True)],
+                gr.update(choices=fitted.names, value=fitted.names), msg)
+
+    def _photos_request(request, keep):
+        from backends.avatar.from_photos import keep_only
+
+        with _lock:
+            fitted = _photo_sets.get(_key(request))
+        if fitted is None:
+            raise InputError("Upload photos of a person and press 'Find the person and fit the body' first.")
+        return keep_only(fitted, list(keep) if keep is not None else fitted.names).upload()
 
     def _upload_request(images, masks, spec):
         from backends.avatar.uploads import MAX_UPLOAD_VIEWS, parse_upload
@@ -264,6 +318,7 @@ def build(demo: gr.Blocks) -> None:
     def on_reconstruct(request: gr.Request, progress=gr.Progress(), *values):  # noqa: B008 — gradio's idiom
         kind, subject_v, views_v, iters_v, images, masks, spec, *rest = values
         pose_v, model_v = rest[:len(SLIDERS)], (rest[len(SLIDERS):] or [EMBEDDED])[0] or EMBEDDED
+        keep_v = rest[len(SLIDERS) + 1] if len(rest) > len(SLIDERS) + 1 else None
         from backends.avatar import service
         from backends.avatar.viewer import avatar_payload, bones_payload
 
@@ -271,6 +326,9 @@ def build(demo: gr.Blocks) -> None:
             raise InputError(f"Unknown reconstructor {model_v!r}: {EMBEDDED!r} or {PUBLISHED!r}.")
         if kind == "upload":
             req = service.ReconstructRequest(subject=None, upload=_upload_request(images, masks, spec),
+                                             iterations=int(iters_v), model=model_v)
+        elif kind == "photos":
+            req = service.ReconstructRequest(subject=None, upload=_photos_request(request, keep_v),
                                              iterations=int(iters_v), model=model_v)
         else:
             req = service.ReconstructRequest(subject=int(subject_v or 0), n_views=int(views_v), iterations=int(iters_v),
@@ -365,11 +423,14 @@ def build(demo: gr.Blocks) -> None:
         paths = write_example(int(subject_v or 0), int(views_v), 128, new_output_dir("avatar-example"))
         return [str(p) for p in paths.values()]
 
-    source.change(on_source, inputs=source, outputs=[synth_box, upload_box], api_visibility="private", queue=False)
+    source.change(on_source, inputs=source, outputs=[synth_box, photos_box, upload_box], api_visibility="private",
+                  queue=False)
+    listen(fit_btn.click, on_fit, status=fit_md, inputs=photo_files, outputs=[fit_gallery, keep, fit_md],
+           api_name="avatar_fit_photos", concurrency_id="gpu")
     # Progress and errors show on a status line; a failed action changes nothing else (the avatar, what
     # the model saw, the renders stay)
     listen(recon_btn.click, on_reconstruct, status=status,
-           inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders, model_dd],
+           inputs=[source, subject, n_views, iterations, up_images, up_masks, up_json, *sliders, model_dd, keep],
            outputs=[inputs_gallery, status, payload, bones], api_name="avatar_reconstruct", concurrency_id="gpu")
     stop_btn.click(on_stop, outputs=status, api_name="avatar_stop", queue=False)
     for s in sliders:
