@@ -62,7 +62,8 @@ def crop_to_person(det: PhotoDetection, k: np.ndarray, size: int = CROP_SIZE) ->
     side = float(MARGIN * max(hi - lo))
     x0, y0 = (lo + hi) / 2 - side / 2
     pad = int(np.ceil(side)) + 2
-    img = np.pad(det.image, ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    border = np.concatenate([det.image[0], det.image[-1], det.image[:, 0], det.image[:, -1]])
+    img = np.stack([np.pad(det.image[..., c], pad, constant_values=int(np.median(border[:, c]))) for c in range(3)], -1)
     msk = np.pad(det.mask, ((pad, pad), (pad, pad)))
     box = (x0 + pad, y0 + pad, x0 + pad + side, y0 + pad + side)
     s = size / side
