@@ -30,6 +30,7 @@ beat B": 3 vs 1 iterations, multi- vs single-resolution at equal steps, served v
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -154,6 +155,7 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
     from backends.avatar.data import camera_ring, render_view, sample_subject
     from backends.avatar.fit import mpjpe_mm, true_joints
     from backends.avatar.from_photos import prepare
+    from backends.avatar.pose import Pose
     from backends.avatar.uploads import UploadedViews
     from backends.common.errors import InputError
     from backends.common.imagemetrics import psnr
@@ -172,7 +174,8 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
             out.append(float(psnr(image[box].astype(np.float32) / 255, gt[box].astype(np.float32))))
         return out
 
-    mpjpe, fit_psnr, true_psnr, seconds, reproj, refused = [], [], [], [], [], []
+    mpjpe, neutral, fit_psnr, true_psnr, seconds, reproj, refused = [], [], [], [], [], [], []
+    cpu_seconds, loads = [], []
     cams = [camera_ring(1, size, radius=service.VIEW_DISTANCE, start_deg=az)[0] for az in azimuths]
     seed = PHOTO_SEED0
     while len(mpjpe) < subjects and seed < PHOTO_SEED0 + 3 * subjects:
@@ -180,15 +183,19 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
         seed += 1
         photos = [np.round((v.rgb * v.mask[..., None] + 0.8 * (1 - v.mask[..., None])) * 255).astype(np.uint8)
                   for v in s.views]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             fitted = prepare(photos)
         except InputError as e:  # MediaPipe missed the person in a photo: counted, the next subject is taken
             refused.append(f"seed {seed - 1}: {e}")
             continue
         seconds.append(time.perf_counter() - start)
+        cpu_seconds.append(time.process_time() - cpu)  # this process's CPU time: a shared machine's load aside
+        loads.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan"))
         true_pose = s.views[0].pose
-        mpjpe.append(mpjpe_mm(fitted.fit.joints_3d, true_joints(true_pose, s.subject.phenotype)))
+        truth = true_joints(true_pose, s.subject.phenotype)
+        mpjpe.append(mpjpe_mm(fitted.fit.joints_3d, truth))
+        neutral.append(mpjpe_mm(true_joints(Pose(), s.subject.phenotype), truth))  # no fit: the A-pose
         reproj.append(float(np.mean(fitted.fit.reprojection_px)))
         eval_pose = replace(true_pose, yaw=0.0)
         rest = rest_body(s.subject.phenotype)
@@ -201,8 +208,11 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
         true_psnr += score(avatar(true_up), eval_pose, truths)
     return {"subjects": len(mpjpe), "refused_subjects": refused, "photos_per_subject": n_photos, "photo_size": size, "images": len(fit_psnr),
             "mpjpe_mm": float(np.mean(mpjpe)), "mpjpe_mm_per_subject": [round(x, 1) for x in mpjpe],
+            "neutral_pose_mpjpe_mm": float(np.mean(neutral)),
             "reprojection_px": float(np.mean(reproj)), "fit_psnr": float(np.mean(fit_psnr)),
-            "true_params_psnr": float(np.mean(true_psnr)), "fit_seconds": float(np.mean(seconds))}
+            "true_params_psnr": float(np.mean(true_psnr)), "fit_seconds": float(np.mean(seconds)),
+            "fit_cpu_seconds": float(np.mean(cpu_seconds)), "load_average": float(np.mean(loads)),
+            "torch_threads": torch.get_num_threads()}
 
 
 def photo_fit_keys(subjects: int) -> dict:
