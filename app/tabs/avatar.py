@@ -166,8 +166,9 @@ def build(demo: gr.Blocks) -> None:
                 fit_gallery = gr.Gallery(label="Fit: MediaPipe's skeleton (green), the fitted body's joints (red), "
                                          "the person's mask (blue)", columns=5, height=200, allow_preview=True,
                                          elem_id="av-fit-gallery")
-                keep = gr.CheckboxGroup([], label="Photos to reconstruct from (untick one whose fit is wrong)",
-                                        elem_id="av-keep")
+                keep = gr.CheckboxGroup([], label="Photos to reconstruct from", elem_id="av-keep",
+                                        info="Untick a photo whose fitted skeleton is wrong; the body is "
+                                             "fitted again to the rest when you reconstruct.")
                 fit_md = gr.Markdown(elem_id="av-fit-status")
             with gr.Group(visible=False) as upload_box:
                 up_images = gr.File(file_count="multiple", file_types=["image"], label="Images (1–5)",
