@@ -51,3 +51,17 @@ def test_two_people_are_refused(person):
 def test_a_non_image_is_refused():
     with pytest.raises(InputError, match="pixels"):
         detect(np.zeros((10, 10, 3), np.uint8), "tiny.png")
+
+
+def test_the_shipped_real_photos_of_people_are_all_cut_off():
+    # no photo of a real person's whole body ships with scikit-image or matplotlib: Grace Hopper is a
+    # portrait, the cameraman is cut at the shins; both are refused as out of frame, naming what is missing
+    import matplotlib.cbook as cbook
+    from PIL import Image
+
+    with Image.open(cbook.get_sample_data("grace_hopper.jpg")) as im:
+        hopper = np.asarray(im.convert("RGB"))
+    with pytest.raises(InputError, match=r"grace_hopper.jpg is mostly out of frame \(no hips, knees, ankles"):
+        detect(hopper, "grace_hopper.jpg")
+    with pytest.raises(InputError, match=r"camera.png is mostly out of frame \(no ankles"):
+        detect(skdata.camera(), "camera.png")
