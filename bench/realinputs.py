@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench.report import markdown_table, write_results
+from bench.report import RESULTS, markdown_table
 
 TABS = ("counterfactual", "videodepth", "avatar")
 SKIMAGE_PHOTOS = ("astronaut.png", "brick.png", "camera.png", "cell.png", "chelsea.png", "clock_motion.png",
@@ -135,20 +136,25 @@ def main(argv=None) -> int:
     p.add_argument("--n-synthetic", type=int, default=400, help="held-out synthetic inputs per tab")
     p.add_argument("--fit-subjects", type=int, default=6, help="synthetic people for the avatar photo fit")
     p.add_argument("--avatar-fit-only", action="store_true", help="only the avatar_fit_* keys, into the last results")
+    p.add_argument("--quick", action="store_true",
+                   help="the same measurement on fewer inputs (100 synthetic per tab, 2 people), into realinputs-quick.json")
     args = p.parse_args(argv)
+    name = "realinputs-quick" if args.quick else "realinputs"
+    if args.quick:
+        args.n_synthetic, args.fit_subjects = min(args.n_synthetic, 100), min(args.fit_subjects, 2)
     if args.avatar_fit_only:
-        from bench.report import RESULTS
-
-        last = RESULTS / "realinputs.json"
-        result = json.loads(last.read_text()) if last.is_file() else {}
+        last = RESULTS / f"{name}.json"
+        result = json.loads(last.read_text()) if last.is_file() else {k: None for k in KEYS}
+        details_file = RESULTS / f"{name}-details.json"
+        details = json.loads(details_file.read_text()) if details_file.is_file() else {}
         result.update(avatar_fit(args.fit_subjects))
-        print(f"→ {write_results('realinputs', result)}")
+        save(name, result, details)
         return 0
     photos = photo_set()
     print(f"{len(photo_paths())} photographs (scikit-image, matplotlib), each whole and as {CROPS} crops: "
           f"{len(photos)} real images")
-    result = {"ood_auroc": {}, "ood_real_flagged_rate": {}, "ood_synthetic_flagged_rate": {}, "ood_samples": {},
-              "ood_threshold": {}}
+    result = {"ood_auroc": {}, "ood_real_flagged_rate": {}, "ood_synthetic_flagged_rate": {}}
+    details = {"ood_samples": {}, "ood_threshold": {}, "real_photos": len(photo_paths()), "crops_per_photo": CROPS}
     rows = []
     for tab in TABS:
         start = time.perf_counter()
@@ -161,8 +167,8 @@ def main(argv=None) -> int:
         result["ood_auroc"][tab] = round(auroc(syn, real), 4)
         result["ood_real_flagged_rate"][tab] = round(float(np.mean(real > stats.threshold)), 4)
         result["ood_synthetic_flagged_rate"][tab] = round(float(np.mean(syn > stats.threshold)), 4)
-        result["ood_samples"][tab] = {"synthetic": len(syn), "real": len(real)}
-        result["ood_threshold"][tab] = round(stats.threshold, 3)
+        details["ood_samples"][tab] = {"synthetic": len(syn), "real": len(real)}
+        details["ood_threshold"][tab] = round(stats.threshold, 3)
         rows.append([tab, result["ood_auroc"][tab], result["ood_real_flagged_rate"][tab],
                      result["ood_synthetic_flagged_rate"][tab], len(real), len(syn), round(stats.threshold, 2),
                      round(float(np.median(real)), 2), round(float(np.median(syn)), 2),
@@ -170,8 +176,23 @@ def main(argv=None) -> int:
     print(markdown_table(["tab", "AUROC", "real flagged", "synthetic flagged", "n real", "n synthetic", "threshold",
                           "median real", "median synthetic", "s"], rows))
     result.update(avatar_fit(args.fit_subjects))
-    print(f"→ {write_results('realinputs', result)}")
+    save(name, result, details)
     return 0
+
+
+KEYS = ("ood_auroc", "ood_real_flagged_rate", "ood_synthetic_flagged_rate", "avatar_fit_mpjpe_mm", "avatar_fit_psnr",
+        "avatar_true_params_psnr", "avatar_fit_seconds")
+
+
+def save(name: str, result: dict, details: dict) -> None:
+    """Exactly the issue's keys in ``<name>.json`` (scripts read it); sample sizes, thresholds, machine and time
+    in ``<name>-details.json``."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps({k: result.get(k) for k in KEYS}, indent=2) + "\n")
+    details = {**details, **{k: v for k, v in result.items() if k not in KEYS}, "machine": f"{platform.machine()} · {platform.processor() or 'cpu'}",
+               "when": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    (RESULTS / f"{name}-details.json").write_text(json.dumps(details, indent=2) + "\n")
+    print(f"→ {RESULTS / (name + '.json')}, {RESULTS / (name + '-details.json')}")
 
 
 if __name__ == "__main__":
