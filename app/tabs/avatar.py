@@ -115,6 +115,12 @@ def _pose(values):
 PUBLISHED = "lifegom"  # the authors' checkpoint, offered when it and the user's SMPL-X are in the models folder
 
 
+def default_model() -> str:
+    from backends.avatar.models import default_model as chosen
+
+    return chosen()
+
+
 def model_choices() -> list[tuple[str, str]]:
     from backends.avatar.models import model_ready
 
@@ -128,7 +134,8 @@ def model_info() -> str:
     from backends.avatar.service import model_ready
 
     state = "present" if model_ready(EMBEDDED) else "**missing** (train it: `python -m training.avatar_reconstructor`)"
-    published = "present" if model_ready(PUBLISHED) else \
+    published = ("present, so it is chosen by default (exactly 3 views at 1024²: minutes on a CPU; choose the "
+                 "embedded model for 1–5 views or photos)") if model_ready(PUBLISHED) else \
         "not present (`iclr25-studio models check` says where to put it and SMPL-X)"
     return (f"**Model:** `{EMBEDDED}` ({state}); the authors' `{PUBLISHED}` checkpoint: {published} · "
             "**device:** CPU (torch) · **server renderer:** compiled tile "
@@ -182,7 +189,7 @@ def build(demo: gr.Blocks) -> None:
                 example_files = gr.File(label="Example upload", file_count="multiple", elem_id="av-example-files")
             iterations = gr.Slider(1, 5, value=3, step=1, label="Feedback iterations (paper: 3)", elem_id="av-iters",
                                    info="Rounds of iterative feedback refining the avatar: more is sharper and slower.")
-            model_dd = gr.Dropdown(model_choices(), value=EMBEDDED, label="Reconstructor", elem_id="av-model",
+            model_dd = gr.Dropdown(model_choices(), value=default_model(), label="Reconstructor", elem_id="av-model",
                                    info="The authors' published checkpoint is offered when it and your SMPL-X file "
                                         "are in the models folder (it takes 1024² inputs: minutes on a CPU).")
             with gr.Row():
@@ -438,7 +445,8 @@ def build(demo: gr.Blocks) -> None:
         s.input(on_pose, inputs=[*sliders, bones], outputs=bones, api_name=False, show_progress="hidden",
                 trigger_mode="always_last", concurrency_id="avatar-pose", concurrency_limit=4)
     demo.load(model_info, outputs=model_md, api_visibility="private")
-    demo.load(lambda: gr.update(choices=model_choices()), outputs=model_dd, api_visibility="private")
+    demo.load(lambda: gr.update(choices=model_choices(), value=default_model()), outputs=model_dd,
+              api_visibility="private")
     pose_api = gr.Button(visible=False)
     pose_api.click(on_pose, inputs=[*sliders, bones], outputs=bones, api_name="avatar_pose",
                    concurrency_id="avatar-pose")

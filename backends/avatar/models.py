@@ -92,3 +92,9 @@ def model_ready(name: str = EMBEDDED_MODEL, models_dir: str | None = None) -> bo
         return all(model_status(default_registry().get(m), settings).present for m in needed)
     except KeyError:
         return False
+
+
+def default_model(models_dir: str | None = None) -> str:
+    """The reconstructor a new session starts with: the authors' checkpoint when it and SMPL-X are present here,
+    else the embedded one (torch-free, for the tab's build)."""
+    return PUBLISHED_MODEL if model_ready(PUBLISHED_MODEL, models_dir) else EMBEDDED_MODEL

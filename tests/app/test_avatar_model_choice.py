@@ -10,6 +10,7 @@ def test_published_checkpoint_is_offered_only_when_it_and_smplx_are_present():
 
     models = get_settings().models_dir  # this test's own empty models folder
     assert [v for _, v in avatar.model_choices()] == ["avatar-embedded"]
+    assert avatar.default_model() == "avatar-embedded"
     assert "`lifegom` checkpoint: not present" in avatar.model_info()
     ckpt = models / "lifegom" / CHECKPOINT_FILE
     ckpt.parent.mkdir(parents=True)
@@ -18,4 +19,5 @@ def test_published_checkpoint_is_offered_only_when_it_and_smplx_are_present():
     (models / "smplx").mkdir()
     (models / "smplx" / "SMPLX_NEUTRAL.npz").write_bytes(b"x")
     assert [v for _, v in avatar.model_choices()] == ["avatar-embedded", "lifegom"]
-    assert "`lifegom` checkpoint: present" in avatar.model_info()
+    assert "`lifegom` checkpoint: present, so it is chosen by default" in avatar.model_info()
+    assert avatar.default_model() == "lifegom"  # a real model present is the default (issue 26)
