@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import torch
+
+from training.published_formats import commit_of
 
 UNET_CONFIG = dict(
     in_channels=8, out_channels=4,
@@ -56,13 +57,6 @@ SMALL_UNET_CONFIG = dict(
     num_frames=4,
 )
 
-
-def commit_of(code: Path) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        raise SystemExit(f"{code} is not a git checkout; pass --commit") from None
 
 
 def their_unet_class(code: Path):

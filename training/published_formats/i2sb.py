@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
-import subprocess
 import sys
 import tempfile
 import types
@@ -31,6 +30,7 @@ from safetensors.torch import save_file
 
 from backends.common.published_formats import ASSETS, PublishedFormat, shapes_of, write_fixture
 from backends.counterfactual.published import seeded_weights
+from training.published_formats import commit_of
 
 MODEL_ID = "i2sb-imagenet-freeform"
 FORWARD_FIXTURE = ASSETS / f"{MODEL_ID}.forward.safetensors"
@@ -112,13 +112,6 @@ def layout(Image256Net, script_util, model_kwargs: dict, cond: bool, suffix: str
             f"ema_order{suffix}": {f"{i:04d} {n}": tuple(t.shape) for i, (n, t) in enumerate(zip(names, shadow, strict=True))},
             f"adm{suffix}": shapes_of(adm.state_dict())}
 
-
-def commit_of(root: Path) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def forward_fixture(Image256Net, source: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -35,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+
+from training.published_formats import commit_of
 
 SMPLX_VERTICES = 10475  # SMPL-X v1.1 (the template of their THuman2.0 canonical_joints.pkl)
 SMPLX_JOINTS = 55
@@ -282,13 +283,6 @@ def reference_outputs(code: Path) -> dict[str, torch.Tensor]:
         out["gom_encoder"] = pt((inp["points"], inp["point_feats"], o))
     return {k: v.contiguous().float() if v.is_floating_point() else v.contiguous() for k, v in out.items()}
 
-
-def commit_of(code: Path) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main(argv=None) -> None:

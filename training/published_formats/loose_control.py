@@ -35,10 +35,11 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import subprocess
 from pathlib import Path
 
 import torch
+
+from training.published_formats import commit_of
 
 CONTROLNET_REPO = "lllyasviel/control_v11f1p_sd15_depth"
 LORA_REPO = "shariqfarooq/loose-control-3dbox"
@@ -51,13 +52,6 @@ def controlnet_config() -> dict:
     path = ASSETS / "configs" / CONTROLNET_REPO / "config.json"
     return {k: v for k, v in json.loads(path.read_text()).items() if not k.startswith("_")}
 
-
-def commit_of(code: Path) -> str:
-    try:
-        return subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        raise SystemExit(f"{code} is not a git checkout; pass --commit") from None
 
 
 def check_their_loading(code: Path) -> None:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import ast
-import subprocess
 import sys
 from pathlib import Path
+
+from training.published_formats import commit_of
 
 N_VERTICES = 10475  # SMPL-X topology (v1.1)
 N_FACES = 20908
@@ -74,8 +75,7 @@ def main(argv=None) -> None:
         sys.path.pop(0)
     # SMPLX runs the constructors of SMPL, SMPLH and itself; hands_components/hands_mean belong to class MANO
     names = names_read(source_text)
-    commit = args.commit or subprocess.run(["git", "-C", str(code), "rev-parse", "HEAD"], capture_output=True,
-                                           text=True).stdout.strip() or "unknown"
+    commit = args.commit or commit_of(code)
     fmt = PublishedFormat(
         "smplx",
         f"vchoutas/smplx@{commit}: smplx/body_models.py SMPL/SMPLH/SMPLX.__init__ (data_struct reads; constants "
