@@ -169,7 +169,7 @@ def build(demo: gr.Blocks) -> None:
             with gr.Group(visible=False) as photos_box:
                 photo_files = gr.File(file_count="multiple", file_types=["image"], elem_id="av-photos",
                                       label="Photos of one person (1–5; the whole body, head to feet, in each)")
-                fit_btn = gr.Button("Find the person and fit the body", size="sm", elem_id="av-fit")
+                fit_btn = gr.Button("Find the person and fit the body", elem_id="av-fit")
                 fit_gallery = gr.Gallery(label="Fit: MediaPipe's skeleton (green), the fitted body's joints (red), "
                                          "the person's mask (blue)", columns=5, height=200, allow_preview=True,
                                          elem_id="av-fit-gallery")
