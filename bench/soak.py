@@ -54,6 +54,7 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     busy: int = 0
     in_flight: int = 0
+    started: float = field(default_factory=time.time)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def heavy_running(self) -> bool:
@@ -171,7 +172,8 @@ def one_action(index: int, rng: random.Random, client, player: LightPlayer, heav
             if is_busy(e):
                 tally.busy += 1
             else:
-                tally.errors.append(f"user {index} {name}: {type(e).__name__}: {str(e)[:300]}")
+                at = time.time() - tally.started  # when, to find it in the server log
+                tally.errors.append(f"t={at:.0f}s user {index} {name}: {type(e).__name__}: {str(e)[:300]}")
         if name == "avalon":
             player.avalon_status = ""
         if name == "gops":
@@ -320,6 +322,7 @@ def soak(users: int, minutes: float, work: Path) -> tuple[dict, dict]:
         running.acquire()
     recovery: dict = {}
     try:
+        recovery["restart_at_s"] = round(time.time() - tally.started)
         run_id = stop_a_long_run(server.url, inputs)
         recovery["stopped_run"] = run_id
         t0 = time.perf_counter()
