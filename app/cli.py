@@ -4,6 +4,7 @@
   models list                                    the registry, with present / missing
   models check [NAME ...]                        verify the embedded defaults (or the named models)
   models download ID... | --tab TAB | --all      fetch real checkpoints from the Hugging Face Hub
+  replay RUN.json --out DIR                      run any capability's run card again (same outputs)
 
 Each capability adds one subcommand for batch work (JSON in, files out) to ``CAPABILITY_COMMANDS``.
 """
@@ -68,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("--fp16", action="store_true",
                           help="the fp16 weight files where the repo publishes them (half the download, for a GPU)")
 
+    replay = sub.add_parser("replay", help="run a run card (any tab's run.json) again: the same outputs into --out",
+                            description="Reads the action and its request from a run.json that a tab, the API or "
+                                        "a CLI command wrote (its input files beside it under inputs/) and runs "
+                                        "it again with the same models and settings.")
+    replay.add_argument("card", type=Path, help="the run.json of a run")
+    replay.add_argument("--out", type=Path, required=True, help="output folder")
+
     for name, help_text, module in CAPABILITY_COMMANDS:
         cap = sub.add_parser(name, help=help_text)
         cap.set_defaults(capability_module=module)
@@ -88,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             return _serve()
+        if args.command == "replay":
+            return _replay(args.card, args.out)
         if args.command == "models":
             if args.models_command == "download":
                 return _models_download(args.names, args.tab, args.all, args.fp16)
@@ -105,6 +115,14 @@ def _serve() -> int:
 
     demo = build_app()
     launch(demo)
+    return 0
+
+
+def _replay(card: Path, out: Path) -> int:
+    from backends.common.action_cli import print_line, replay_card
+
+    result, paths = replay_card(card, out)
+    print_line(card=card.name, out=out, files=sorted(paths))
     return 0
 
 

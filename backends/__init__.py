@@ -5,3 +5,34 @@ Each capability is a sub-package named after it (``layout3d``, ``counterfactual`
 """
 
 CAPABILITIES: tuple[str, ...] = ("layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games")
+
+
+def actions(capability: str | None = None) -> list:
+    """Every :class:`~backends.common.action.Action` of the suite (or of one capability), in tab order.
+
+    Each capability lists its actions in ``backends/<capability>/actions.py`` as ``ACTIONS``; this
+    registry (the package's own ``__init__``) is the one place that knows them all: the CLI's ``replay``,
+    the Ray workers and the tests find an action here by the name on its run card."""
+    import importlib
+
+    found = []
+    for name in CAPABILITIES if capability is None else (capability,):
+        try:
+            module = importlib.import_module(f"backends.{name}.actions")
+        except ModuleNotFoundError as e:
+            if e.name != f"backends.{name}.actions":
+                raise
+            continue
+        found.extend(module.ACTIONS)
+    return found
+
+
+def action_named(name: str):
+    """The action whose API name (and run card's ``action``) is ``name``."""
+    from backends.common.errors import InputError
+
+    capability = next((c for c in CAPABILITIES if name.startswith(c + "_")), None)
+    for action in actions(capability) if capability else []:
+        if action.name == name:
+            return action
+    raise InputError(f"No action is called '{name}' (a run card of another version of this suite?).")

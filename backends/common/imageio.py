@@ -167,3 +167,13 @@ def upscale(image: np.ndarray, factor: int) -> np.ndarray:
     if factor < 1:
         raise InputError(f"Upscale factor must be at least 1, got {factor}.")
     return np.repeat(np.repeat(np.asarray(image), factor, 0), factor, 1)
+
+
+def to_uint8(images) -> np.ndarray:
+    """Float images → uint8, rounded as diffusers' ``numpy_to_pil``: ``output_type="np"`` arrays in [0, 1]
+    as they are; a torch tensor B×C×H×W in [-1, 1] (a pipeline's x̂0 or its output) → B×H×W×C."""
+    if hasattr(images, "detach"):  # torch, channels first, [-1, 1]
+        import torch
+
+        return ((images.detach().clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
+    return (np.asarray(images) * 255).round().astype(np.uint8)

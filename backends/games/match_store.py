@@ -12,25 +12,16 @@ from __future__ import annotations
 
 import copy
 import secrets
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from backends.common import jsontext
 from backends.common.errors import InputError
+from backends.common.session_store import SessionStore
 
 M = TypeVar("M")  # a match: anything with an ``over`` property and a JSON form
 RESUME_KEY = "resume"  # in a player's log of a game in progress: the match's id on the server
-
-
-@dataclass
-class _Slot(Generic[M]):
-    match: M
-    used: float
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class MatchStore(Generic[M]):
@@ -39,8 +30,7 @@ class MatchStore(Generic[M]):
     def __init__(self, game: str, capacity: int = 200, ttl_s: float = 6 * 3600,
                  clock: Callable[[], float] = time.monotonic):
         self.game, self.capacity, self.ttl_s, self.clock = game, capacity, ttl_s, clock
-        self._slots: OrderedDict[str, _Slot[M]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._store: SessionStore[M] = SessionStore(capacity=capacity, ttl_s=ttl_s, clock=clock)
 
     @property
     def gone_message(self) -> str:
@@ -56,24 +46,20 @@ class MatchStore(Generic[M]):
     def add(self, match: M) -> str:
         """Store a new match; returns its id."""
         match_id = secrets.token_urlsafe(16)
-        with self._lock:
-            self._expire()
-            self._slots[match_id] = _Slot(match, self.clock())
-            while len(self._slots) > self.capacity:
-                self._slots.popitem(last=False)
+        self._store.put(match_id, match)
         return match_id
 
     def get(self, match_id: str | None) -> M:
         """The match (not a copy: read it, do not change it; use :meth:`play` to change it)."""
-        return self._slot(match_id).match
+        return self._slot(match_id).value
 
     def play(self, match_id: str | None, move: Callable[[M], M]) -> M:
         """Apply ``move`` to a copy of the match under the match's lock and keep the result. If ``move``
         raises, the stored match is as it was."""
         slot = self._slot(match_id)
         with slot.lock:
-            result = move(copy.deepcopy(slot.match))
-            slot.match, slot.used = result, self.clock()
+            result = move(copy.deepcopy(slot.value))
+            slot.value, slot.used = result, self.clock()
         return result
 
     def reload(self, text: str, full_from_json: Callable[[str], M]) -> tuple[str, M]:
@@ -98,21 +84,12 @@ class MatchStore(Generic[M]):
         return self.add(match), match
 
     def __len__(self) -> int:
-        return len(self._slots)
+        return len(self._store)
 
-    def _slot(self, match_id: str | None) -> _Slot[M]:
+    def _slot(self, match_id: str | None):
         if not match_id:
             raise InputError("Start a new game first.")
-        with self._lock:
-            self._expire()
-            slot = self._slots.get(str(match_id))
-            if slot is None:
-                raise InputError(self.gone_message)
-            self._slots.move_to_end(str(match_id))
-            slot.used = self.clock()
-            return slot
-
-    def _expire(self) -> None:
-        now = self.clock()
-        for key in [k for k, s in self._slots.items() if now - s.used > self.ttl_s]:
-            del self._slots[key]
+        slot = self._store.slot(str(match_id))
+        if slot is None:
+            raise InputError(self.gone_message)
+        return slot

@@ -8,17 +8,14 @@ back (``SceneExpired``: reload the scene's stages.json), instead of failing some
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import torch
 
 from backends.common.errors import InputError
+from backends.common.session_store import SessionStore
 
 from .stages import SceneSession
 
 DEFAULT_BUDGET_MB = 1024
-REMEMBER_EXPIRED = 10_000  # keys whose scene was dropped, to say so (oldest forgotten first)
 
 
 class SceneExpired(InputError):
@@ -46,50 +43,10 @@ def scene_bytes(session: SceneSession) -> int:
     return sum(seen.values()) + sum(st.image.nbytes + st.depth.nbytes for st in session.stages)
 
 
-class SceneStore:
+class SceneStore(SessionStore[SceneSession]):
     """Scenes by session key, least recently used dropped first once their memory passes ``budget_mb``."""
 
     def __init__(self, budget_mb: float = DEFAULT_BUDGET_MB):
         self.budget_mb = float(budget_mb)
-        self._scenes: OrderedDict[str, tuple[SceneSession, int]] = OrderedDict()
-        self._expired: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> SceneSession | None:
-        """The key's scene (now most recently used); ``None`` if it never had one; ``SceneExpired`` if dropped."""
-        with self._lock:
-            if key in self._scenes:
-                self._scenes.move_to_end(key)
-                return self._scenes[key][0]
-            if key in self._expired:
-                raise SceneExpired(self.budget_mb)
-            return None
-
-    def put(self, key: str, session: SceneSession) -> list[str]:
-        """Keep (or re-measure) the key's scene; returns the keys dropped to stay within the budget."""
-        size = scene_bytes(session)
-        with self._lock:
-            self._scenes[key] = (session, size)
-            self._scenes.move_to_end(key)
-            self._expired.pop(key, None)
-            dropped = []
-            while self.used_bytes > self.budget_mb * 2**20 and len(self._scenes) > 1:
-                old, _ = self._scenes.popitem(last=False)
-                dropped.append(old)
-                self._expired[old] = None
-            while len(self._expired) > REMEMBER_EXPIRED:
-                self._expired.popitem(last=False)
-            return dropped
-
-    def drop(self, key: str) -> None:
-        """The user left: forget the scene without calling it expired."""
-        with self._lock:
-            self._scenes.pop(key, None)
-            self._expired.pop(key, None)
-
-    @property
-    def used_bytes(self) -> int:
-        return sum(size for _, size in self._scenes.values())
-
-    def __len__(self) -> int:
-        return len(self._scenes)
+        super().__init__(budget_bytes=self.budget_mb * 2**20, size_of=scene_bytes,
+                         expired=lambda key: SceneExpired(self.budget_mb))
