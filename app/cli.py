@@ -1,6 +1,6 @@
 """Command line: ``iclr25-studio`` (or ``python -m app``).
 
-  serve [--host --port --models-dir --device]   start the web app
+  serve [--host --port --models-dir --device --ray ADDRESS]   start the web app (heavy work on a Ray cluster)
   models list                                    the registry, with present / missing
   models check [NAME ...]                        verify the embedded defaults (or the named models)
   models download ID... | --tab TAB | --all      fetch real checkpoints from the Hugging Face Hub
@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="port (default 7860)")
     serve.add_argument("--models-dir", type=Path, dest="models_dir_serve", help=argparse.SUPPRESS)
     serve.add_argument("--device", dest="device_serve", help=argparse.SUPPRESS)
+    serve.add_argument("--ray", metavar="ADDRESS", dest="ray_address",
+                       help="run heavy actions on this Ray cluster: auto, HOST:6379 or ray://HOST:10001 "
+                            "(env ICLR25_RAY_ADDRESS; default: in this process)")
 
     models = sub.add_parser("models", help="list or check the models the suite knows")
     msub = models.add_subparsers(dest="models_command", required=True)
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     device = getattr(args, "device_serve", None) or args.device
     try:
         configure(models_dir=models_dir, device=device, host=getattr(args, "host", None),
-                  port=getattr(args, "port", None))
+                  port=getattr(args, "port", None), ray_address=getattr(args, "ray_address", None))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -112,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _serve() -> int:
     from app.main import build_app, launch
+    from backends.common.settings import get_settings
 
+    if get_settings().ray_address:
+        from backends.common.ray_executor import use_ray
+
+        use_ray(get_settings().ray_address)  # before the app is built: the "gpu" queue takes the cluster's GPUs
     demo = build_app()
     launch(demo)
     return 0

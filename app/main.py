@@ -14,6 +14,7 @@ from app.components.blocks import StudioBlocks  # noqa: E402
 from app.components.longwork import end_session  # noqa: E402
 from app.components.warmup import PRELOAD  # noqa: E402
 from app.tabs import all_tabs  # noqa: E402
+from backends.common.executor import current_executor  # noqa: E402
 from backends.common.memory import limit_arenas, start_trimming  # noqa: E402
 from backends.common.modelbuild import start_preload  # noqa: E402
 from backends.common.settings import Settings, get_settings  # noqa: E402
@@ -46,7 +47,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         demo.load(_device_badge, outputs=device_badge, api_visibility="private")
         demo.unload(end_session)  # a closed page or a client gone: its running jobs stop
     demo.queue(max_size=settings.queue_max_size, default_concurrency_limit=2)
-    _limit_gpu_queue(demo, settings.gpu_concurrency)
+    _limit_gpu_queue(demo, getattr(current_executor(), "concurrency", None) or settings.gpu_concurrency)
     return demo
 
 
@@ -58,7 +59,8 @@ def _device_badge() -> str:
 
 
 def _limit_gpu_queue(demo: gr.Blocks, limit: int) -> None:
-    """Every heavy listener shares one queue (`concurrency_id="gpu"`) with the configured limit."""
+    """Every heavy listener shares one queue (`concurrency_id="gpu"`) with the configured limit (on Ray: the
+    cluster's GPUs, at least 1)."""
     for fn in demo.fns.values():
         if fn.concurrency_id == "gpu":
             fn.concurrency_limit = limit

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     max_file_size_mb: int = Field(50, ge=1)
     queue_max_size: int = Field(64, ge=1)
     gpu_concurrency: int = Field(1, ge=1, description="jobs run at once on the shared heavy-work queue")
+    ray_address: str | None = Field(None, description="a Ray cluster for heavy actions (serve --ray); none: in-process")
     layout3d_scene_memory_mb: int = Field(1024, ge=16, description="3D Layout scenes kept between stages, all users")
 
     # LLM endpoint (OpenAI-compatible) for the tabs that talk to a language model.

@@ -1,0 +1,183 @@
+"""Heavy actions on Ray (``serve --ray``): the same outputs as in-process, Stop, and a killed worker.
+
+One local Ray instance (2 CPUs) for the module: starting Ray is the slow part. ``ACTIONS`` lists the
+actions checked for "same outputs on Ray as in this process": add a tab's action with a small request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from backends.common.errors import Cancelled, InputError, ModelMissingError
+from backends.common.executor import InProcess, current_executor, use_executor
+from backends.common.progress import CancelToken, ProgressEvent
+from tests.backends.common.toy_action import TOY, ToyRequest
+
+ray = pytest.importorskip("ray")
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "app" / "static" / "examples"
+
+
+def toy_request(**changes) -> ToyRequest:
+    image = (np.random.default_rng(5).random((12, 10, 3)) * 255).astype(np.uint8)
+    return dataclasses.replace(ToyRequest(image=image, steps=4, seed=7), **changes)
+
+
+def counterfactual_request():
+    from PIL import Image
+
+    from backends.counterfactual.requests import CounterfactualRequest
+
+    image = np.asarray(Image.open(EXAMPLES / "counterfactual" / "cube.png").convert("RGB").resize((32, 32)))
+    mask = np.zeros((32, 32), bool)
+    mask[8:24, 8:24] = True
+    return CounterfactualRequest(image, mask, "sphere", num_samples=1, num_inference_steps=4, preview_every=1)
+
+
+def _action(name: str):
+    from backends import action_named
+
+    return TOY if name == TOY.name else action_named(name)
+
+
+# (action name, request factory): each runs on Ray and in this process, and must give the same outputs
+ACTIONS = [
+    (TOY.name, toy_request),
+    ("counterfactual_generate", counterfactual_request),
+]
+
+IGNORED = {"seconds", "pid", "loads"}  # where and how long it ran, not what it made
+
+
+@pytest.fixture(scope="module")
+def executor():
+    from backends.common.ray_executor import RayExecutor
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="iclr25-studio-test")
+    try:
+        executor = RayExecutor()
+        yield executor
+        executor.close()
+    finally:
+        ray.shutdown()
+
+
+def run_all(iterator):
+    events, result = [], None
+    for item in iterator:
+        if isinstance(item, ProgressEvent):
+            events.append(item)
+        else:
+            result = item
+    return events, result
+
+
+def assert_same(a, b, where="result"):
+    """Equal outputs: arrays element for element, floats to 1e-5, dataclasses/dicts/lists field by field."""
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(a):
+            if f.name not in IGNORED:
+                assert_same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, dict):
+        assert set(a) == set(b), where
+        for k in a:
+            if k not in IGNORED:
+                assert_same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, where
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=where)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=where)
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=1e-5, abs=1e-6), where
+    else:
+        assert a == b, where
+
+
+@pytest.mark.parametrize(("name", "make_request"), ACTIONS, ids=[name for name, _ in ACTIONS])
+def test_a_heavy_action_gives_the_same_outputs_on_ray_as_in_process(executor, name, make_request):
+    action = _action(name)
+    here_events, here = run_all(InProcess().run(action, make_request(), CancelToken()))
+    previous = use_executor(executor)  # through action.run, as the app and the CLI call it
+    try:
+        there_events, there = run_all(action.run(make_request(), CancelToken()))
+    finally:
+        use_executor(previous)
+    assert current_executor() is previous
+    assert here is not None and there is not None
+    assert_same(here, there)
+    assert [e.message for e in there_events] == [e.message for e in here_events]
+    assert any(e.preview is not None for e in there_events)
+    for a, b in zip(here_events, there_events, strict=True):
+        assert (a.preview is None) == (b.preview is None)
+        if a.preview is not None:
+            assert_same(np.asarray(a.preview), np.asarray(b.preview), f"preview of {a.message}")
+
+
+def test_the_work_runs_on_a_worker_whose_model_stays_loaded(executor):
+    first = run_all(executor.run(TOY, toy_request()))[1]
+    second = run_all(executor.run(TOY, toy_request(seed=8)))[1]
+    assert first.pid == second.pid != os.getpid()  # one worker process for the capability, not this one
+    assert second.loads == 1  # its model was built once, for the first job
+
+
+def test_errors_arrive_as_themselves(executor):
+    with pytest.raises(InputError, match="steps must be"):
+        executor.run(TOY, toy_request(steps=0))  # refused at once, as in-process
+    with pytest.raises(ModelMissingError, match="toy-model") as caught:
+        run_all(executor.run(TOY, toy_request(fail="missing")))
+    assert caught.value.model_id == "toy-model" and caught.value.how_to_get == "it does not exist"
+
+
+def test_stop_ends_the_remote_job_within_two_seconds(executor):
+    token = CancelToken()
+    stream = executor.run(TOY, toy_request(steps=400, step_seconds=0.05), token)
+    assert isinstance(next(stream), ProgressEvent)
+    token.cancel()
+    start = time.monotonic()
+    with pytest.raises(Cancelled, match="stopped by the user"):
+        run_all(stream)
+    assert time.monotonic() - start < 2.0
+    assert run_all(executor.run(TOY, toy_request()))[1] is not None  # the worker takes the next job
+
+
+def test_a_killed_worker_fails_its_job_quickly_and_the_next_job_runs_on_its_restart(executor):
+    from backends.common.ray_executor import WorkerLost
+
+    before = run_all(executor.run(TOY, toy_request()))[1].pid
+    stream = executor.run(TOY, toy_request(steps=400, step_seconds=0.05), CancelToken())
+    assert isinstance(next(stream), ProgressEvent)
+    ray.kill(executor.worker("toy"), no_restart=False)
+    start = time.monotonic()
+    with pytest.raises(WorkerLost, match="died"):
+        run_all(stream)
+    assert time.monotonic() - start < 10.0
+    after = run_all(executor.run(TOY, toy_request()))[1]
+    assert after.pid != before and after.loads == 1  # a new worker process, its model loaded again
+
+
+def test_serve_takes_the_cluster_from_the_flag_or_the_environment(monkeypatch):
+    from app.cli import build_parser
+    from backends.common.settings import configure, get_settings, reset_settings
+
+    assert build_parser().parse_args(["serve", "--ray", "ray://head:10001"]).ray_address == "ray://head:10001"
+    assert build_parser().parse_args(["serve"]).ray_address is None
+    assert get_settings().ray_address is None  # in-process unless asked
+    monkeypatch.setenv("ICLR25_RAY_ADDRESS", "auto")
+    reset_settings()
+    assert get_settings().ray_address == "auto"
+    assert configure(ray_address="head:6379").ray_address == "head:6379"  # the flag wins
