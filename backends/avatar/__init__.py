@@ -1,6 +1,9 @@
 """LIFe-GoM avatars (Wen, Schwing, Wang, ICLR 2025): the Avatar tab's, CLI's and bench's backend.
 
-- ``service``: the actions (reconstruct, novel views, turntable and animation videos), typed request → result;
+- ``actions``: the actions the tab, the API, the CLI and run cards share (reconstruct, fit photos, video);
+  ``requests``: their typed requests (torch-free); ``params``: pose sliders and body shape as plain numbers;
+- ``service``: the work (reconstruct, novel views, turntable and animation videos), typed request → result;
+- ``sessions``: what the server keeps per browser session (the last avatar, the last fitted photos);
 - ``body``: the anny body model (cached once per machine), its coarse reconstruction mesh, LBS;
 - ``pose``: named pose sliders and presets → bone transforms;
 - ``gom``: coupled multi-resolution Gaussians-on-Mesh (subdivision, Steiner frames, per-face params);

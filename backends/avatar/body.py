@@ -22,7 +22,8 @@ import torch
 from backends.common.errors import InputError
 from backends.common.settings import Settings, get_settings
 
-PHENOTYPES = ("gender", "age", "muscle", "weight", "height", "proportions")
+from .params import PHENOTYPES, Phenotype  # noqa: F401 (torch-free; re-exported here)
+
 COARSE_FACES = 1500
 
 _lock = threading.Lock()
@@ -52,34 +53,6 @@ def body_model(settings: Settings | None = None):
             set_anny_cache_path(cache)
             _model = check_built(anny.Anny(skinning_method="lbs").eval(), "the anny body model")
         return _model
-
-
-@dataclass(frozen=True)
-class Phenotype:
-    """anny's shape parameters, each in [0, 1] (0.5 = average)."""
-
-    gender: float = 0.5
-    age: float = 0.5
-    muscle: float = 0.5
-    weight: float = 0.5
-    height: float = 0.5
-    proportions: float = 0.5
-
-    def __post_init__(self):
-        for name in PHENOTYPES:
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and 0.0 <= float(value) <= 1.0):
-                raise InputError(f"The body's {name} must be a number between 0 and 1, not {value!r}.")
-
-    def as_dict(self) -> dict[str, float]:
-        return {name: float(getattr(self, name)) for name in PHENOTYPES}
-
-    @staticmethod
-    def random(rng: np.random.Generator) -> Phenotype:
-        """A plausible adult: age kept in the adult range, the rest spread over [0.1, 0.9]."""
-        values = {name: float(rng.uniform(0.1, 0.9)) for name in PHENOTYPES}
-        values["age"] = float(rng.uniform(0.45, 0.9))
-        return Phenotype(**values)
 
 
 @dataclass

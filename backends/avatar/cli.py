@@ -9,7 +9,9 @@
     iclr25-studio avatar render --avatar av/avatar.safetensors --measure-fps --size 512
 
 Each prints one JSON line with the numbers (times, PSNR against the ground truth for synthetic subjects,
-render FPS) and writes the files of ``outputs.py``.
+render FPS) and writes the files of ``outputs.py``. ``reconstruct`` and ``render --video`` run the same
+actions as the tab (``actions.py``) and also write their run card, run.json, which
+``iclr25-studio replay run.json --out DIR`` runs again.
 """
 
 from __future__ import annotations
@@ -79,95 +81,69 @@ def _pose(args):
     return Pose()
 
 
-def _read_upload(spec_path: Path):
-    from backends.common.imageio import to_rgb_array
+def _read_upload(cameras: Path):
+    """``--upload``: the cameras file and the images and masks beside it."""
+    from .uploads import read_views_beside
 
-    from .uploads import parse_spec, parse_upload
-
-    try:
-        text = spec_path.read_text()
-    except (OSError, UnicodeDecodeError):
-        raise InputError(f"Cannot read the cameras file {spec_path.name}.") from None
-    spec = parse_spec(text)
-    folder = spec_path.parent
-    images, masks = {}, {}
-    for i, view in enumerate(spec["views"]):
-        for key, store in (("image", images), ("mask", masks)):
-            name = Path(str(view.get(key, ""))).name
-            if not name or not (folder / name).is_file():
-                raise InputError(f"views[{i}].{key} '{name}' was not found beside {spec_path.name}.")
-            store[name] = to_rgb_array(str(folder / name))
-    return parse_upload(text, images, masks)
+    return read_views_beside(cameras)
 
 
-def _fit_photos(paths: list[Path], fov: float):
-    from backends.common.imageio import to_rgb_array
+def _fit_photos(paths: list[Path], fov: float, out: Path):
+    """``--photos``: the photo fit (the same action as the tab's), each photo with its fit drawn into ``out``."""
+    from backends.common.action_cli import drive
+    from backends.common.progress import CancelToken
 
-    from .from_photos import prepare
+    from .actions import FIT_PHOTOS
+    from .uploads import read_photos
 
-    images = []
-    for p in paths:
-        if not p.is_file():
-            raise InputError(f"The photo {p.name} was not found.")
-        images.append(to_rgb_array(str(p)))
-    _progress(0.0, f"finding the person in {len(images)} photo(s) and fitting the body")
-    fitted = prepare(images, [p.name for p in paths], fov_deg=fov)
-    _progress(0.0, f"fitted in {fitted.fit.seconds:.1f} s (mean reprojection "
-                   f"{float(fitted.fit.reprojection_px.mean()):.1f} px in the 256² crops)")
-    return fitted
-
-
-def _progress(fraction: float, message: str) -> None:
-    print(f"[{fraction:4.0%}] {message}", file=sys.stderr, flush=True)
+    cancel = CancelToken()
+    fitted = drive(FIT_PHOTOS.run(read_photos(paths, fov), cancel), cancel)
+    return fitted, FIT_PHOTOS.write(fitted, out)
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from backends.common.progress import run_to_result
+    from backends.common.action_cli import print_line, run_action
 
     from . import outputs, service
+    from .actions import RECONSTRUCT, VIDEO
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.avatar_action == "example":
         paths = outputs.write_example(args.subject, args.views, args.size, args.out)
-        print(json.dumps({"files": sorted(p.name for p in paths.values())}))
+        print_line(files=sorted(p.name for p in paths.values()))
         return 0
     if args.avatar_action == "reconstruct":
         upload = _read_upload(args.upload) if args.upload else None
-        fitted = None
+        fitted, fit_files = None, {}
         if args.photos:
-            fitted = _fit_photos(args.photos, args.fov)
+            fitted, fit_files = _fit_photos(args.photos, args.fov, args.out)
             upload = fitted.upload()
         req = service.ReconstructRequest(subject=args.subject, upload=upload, n_views=args.views,
                                          iterations=args.iterations, model=args.model, size=args.input_size)
-        result = run_to_result(service.reconstruct(req), _progress)
-        paths = outputs.write_avatar(result, result.input_pose, args.out)
+        result, paths = run_action(RECONSTRUCT, req, args.out)  # the avatar's files and run.json (replayable)
         if result.notice:
             print(f"note: {result.notice}", file=sys.stderr)
-        names = sorted(p.name for p in paths.values())
         card = result.card()
         if fitted is not None:
-            from backends.common.imageio import save_png
-
-            for i, preview in enumerate(fitted.previews()):
-                names.append(save_png(preview, args.out / f"photo{i}_fit.png").name)
             card["photo_fit"] = fitted.card()
-        print(json.dumps({**card, "files": names}))
+        print_line(**card, files=sorted(p.name for p in [*paths.values(), *fit_files.values()]))
+        return 0
+    pose = _pose(args)
+    if args.video:
+        if args.out is None:
+            raise InputError("--out is needed to write the video.")
+        vreq = service.VideoRequest(kind=args.video, pose=pose, azimuth_deg=args.azimuth, frames=args.frames,
+                                    size=args.size, avatar=args.avatar, out=args.out)
+        v, paths = run_action(VIDEO, vreq, args.out)
+        print_line(**v.card(), files=sorted(p.name for p in paths.values()))
         return 0
     result = outputs.load_avatar(args.avatar)
-    pose = _pose(args)
     if args.measure_fps:
         return _measure_fps(result, pose, args)
     if args.out is None:
         raise InputError("--out is needed to write the render.")
-    if args.video:
-        vreq = service.VideoRequest(kind=args.video, pose=pose, azimuth_deg=args.azimuth, frames=args.frames,
-                                    size=args.size)
-        v = run_to_result(service.video(result, vreq, args.out), _progress)
-        print(json.dumps({"video": v.path.name, "frames": v.frames, "seconds": round(v.seconds, 2),
-                          "mean_render_ms": round(v.mean_render_ms, 1)}))
-        return 0
     from backends.common.imageio import save_png
 
     r = service.render_novel(result, service.RenderRequest(pose=pose, azimuth_deg=args.azimuth, height=args.height,

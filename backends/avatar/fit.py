@@ -33,6 +33,7 @@ from backends.common.errors import InputError
 from .body import PHENOTYPES, Phenotype, rest_body
 from .photos import PhotoDetection
 from .pose import SLIDER_RANGES, Pose
+from .requests import DEFAULT_FOV  # the photos' field of view when none is given (degrees)
 
 # BlazePose landmark → anny bone whose head is that joint
 JOINTS: dict[int, str] = {11: "upperarm01.L", 12: "upperarm01.R", 13: "lowerarm01.L", 14: "lowerarm01.R",
@@ -43,7 +44,6 @@ SLIDERS = [f.name for f in fields(Pose) if f.name != "yaw"]
 PRIOR_SD = {"arm_raise_l": 30, "arm_raise_r": 30, "arm_forward_l": 25, "arm_forward_r": 25, "elbow_l": 35,
             "elbow_r": 35, "hip_l": 25, "hip_r": 25, "hip_out_l": 8, "hip_out_r": 8, "knee_l": 30, "knee_r": 30,
             "spine": 10, "head_turn": 25}
-DEFAULT_FOV = 40.0
 PRIOR = 1e-4  # a one-spread change of every slider costs as much as a 2.5-pixel error at 256² (squared, per height)
 UP = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64)
 FORWARD = torch.tensor([0.0, -1.0, 0.0], dtype=torch.float64)

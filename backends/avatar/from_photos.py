@@ -44,6 +44,13 @@ class PhotoSet:
         return UploadedViews(imgs, masks, self.fit.viewmats, self.fit.Ks, self.fit.pose, self.fit.phenotype,
                              self.names)
 
+    def describe(self) -> str:
+        """The fit in a line (Markdown): its time, how far the fitted joints are from MediaPipe's, the body."""
+        f = self.fit
+        return (f"Fitted one body to {len(self.names)} photo(s) in **{f.seconds:.1f} s**: mean distance of the "
+                f"fitted joints to MediaPipe's {float(np.nanmean(f.reprojection_px)):.1f} px ({CROP_SIZE}² crops) · body "
+                + ", ".join(f"{k} {v:.2f}" for k, v in f.phenotype.as_dict().items()))
+
     def card(self) -> dict:
         f = self.fit
         return {"photos": self.names, "pose": f.pose.as_dict(), "body": f.phenotype.as_dict(),

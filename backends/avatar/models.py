@@ -98,3 +98,9 @@ def default_model(models_dir: str | None = None) -> str:
     """The reconstructor a new session starts with: the authors' checkpoint when it and SMPL-X are present here,
     else the embedded one (torch-free, for the tab's build)."""
     return PUBLISHED_MODEL if model_ready(PUBLISHED_MODEL, models_dir) else EMBEDDED_MODEL
+
+
+def offered_models(models_dir: str | None = None) -> list[str]:
+    """The reconstructors a person may choose here: the embedded one, and the authors' checkpoint only when it
+    and SMPL-X are present (torch-free)."""
+    return [EMBEDDED_MODEL] + ([PUBLISHED_MODEL] if model_ready(PUBLISHED_MODEL, models_dir) else [])

@@ -183,3 +183,11 @@ def write_example(subject: int, n_views: int, size: int, out_dir: str | Path) ->
     paths["cameras"] = out / "cameras.json"
     files.write_text(paths["cameras"], json.dumps(spec, indent=1) + "\n")
     return paths
+
+
+def write_photo_fit(fitted, out_dir: str | Path) -> dict[str, Path]:
+    """Each photo of a fit (``from_photos.PhotoSet``) with MediaPipe's skeleton, the fitted joints and the mask
+    drawn on it: ``photoN_fit.png``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return {f"photo{i}_fit": save_png(preview, out / f"photo{i}_fit.png") for i, preview in enumerate(fitted.previews())}

@@ -16,6 +16,9 @@ import numpy as np
 
 from backends.common.errors import InputError
 
+from .requests import MAX_PHOTOS  # noqa: F401 (re-exported)
+from .uploads import checked_rgb
+
 # BlazePose's landmark indices (the ones the fit uses)
 NOSE = 0
 SHOULDERS, ELBOWS, WRISTS = (11, 12), (13, 14), (15, 16)
@@ -26,7 +29,6 @@ SKELETON = ((11, 12), (11, 13), (13, 15), (12, 14), (14, 16), (11, 23), (12, 24)
             (23, 25), (25, 27), (24, 26), (26, 28))
 VISIBLE = 0.5  # a landmark MediaPipe rates at least this visible (and inside the image) counts as seen
 MIN_SIDE, MAX_SIDE = 64, 4096
-MAX_PHOTOS = 5
 
 _lock = threading.Lock()
 _pose = None
@@ -61,16 +63,7 @@ def _estimator():
 
 def as_rgb8(image, name: str = "photo") -> np.ndarray:
     """An upload as H×W×3 uint8, or an InputError that says what is wrong with it."""
-    a = np.asarray(image)
-    if a.ndim == 3 and a.shape[2] == 4:
-        a = a[..., :3]
-    if a.ndim == 2:
-        a = np.repeat(a[..., None], 3, 2)
-    if a.ndim != 3 or a.shape[2] != 3:
-        raise InputError(f"{name} is not an RGB image.")
-    h, w = a.shape[:2]
-    if not (MIN_SIDE <= h <= MAX_SIDE and MIN_SIDE <= w <= MAX_SIDE):
-        raise InputError(f"{name} is {w}×{h}; photos must be {MIN_SIDE} to {MAX_SIDE} pixels on each side.")
+    a = checked_rgb(image, name, (MIN_SIDE, MAX_SIDE), "photos")
     if a.dtype != np.uint8:
         a = np.round(np.clip(a.astype(np.float32) * (255.0 if a.max() <= 1.0 else 1.0), 0, 255)).astype(np.uint8)
     return np.ascontiguousarray(a)

@@ -29,13 +29,19 @@ from .gom import GoMAvatar
 from .models import EMBEDDED_MODEL, PUBLISHED_MODEL, model_ready  # noqa: F401 (torch-free; re-exported)
 from .pose import PRESETS, Pose, pose_rotations, yaw_transform
 from .render import EPS2D as EPS2D_PX  # 3DGS's screen-space dilation, px²
+from .requests import (  # noqa: F401 (torch-free; re-exported)
+    MAX_RENDER_SIZE,
+    MAX_VIDEO_FRAMES,
+    MAX_VIDEO_SIZE,
+    RENDER_LEVELS,
+    VIEW_DISTANCE,
+    ReconstructRequest,
+    RenderRequest,
+    UploadedViews,
+    VideoRequest,
+)
 
 SUBJECT_SEED0 = 2_000_000  # the tab's subjects: outside the training (0…) and evaluation (1,000,000…) seeds
-MAX_RENDER_SIZE = 1024
-MAX_VIDEO_SIZE = 512
-MAX_VIDEO_FRAMES = 240
-VIEW_DISTANCE = 3.5  # metres from the body's centre: the whole of a tall person in the 40° view
-RENDER_LEVELS = 2  # subdivisions of the rendering mesh at inference (the paper: 2; training: 1)
 FILTER_SHARE = 0.25  # how much of the training dilation is kept in world units (AvatarResult.gaussians)
 
 
@@ -77,37 +83,6 @@ class Skeleton:
 
 # --- requests and results ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class ReconstructRequest:
-    """A synthetic subject (``subject``: 0, 1, 2, … → held-out seeds) or ``upload`` (checked views)."""
-
-    subject: int | None = 0
-    upload: object | None = None  # uploads.UploadedViews
-    n_views: int = 3
-    iterations: int = 3
-    model: str = EMBEDDED_MODEL
-    levels: int = RENDER_LEVELS
-    size: int | None = None  # input resolution; None: the model's own (embedded 64², published 1024²)
-    models_dir: str | None = None  # the models folder to resolve registry models in (None: the settings')
-
-    def validate(self) -> None:
-        if (self.subject is None) == (self.upload is None):
-            raise InputError("Choose either a synthetic subject or uploaded views, not both (nor neither).")
-        if self.subject is not None and not (isinstance(self.subject, int) and 0 <= self.subject < 1_000_000):
-            raise InputError(f"The subject number must be between 0 and 999999, not {self.subject!r}.")
-        if not 1 <= self.n_views <= 5:
-            raise InputError(f"The avatar is reconstructed from 1 to 5 views, not {self.n_views}.")
-        if not 1 <= self.iterations <= 5:
-            raise InputError(f"Feedback iterations must be 1 to 5 (the paper uses 3), not {self.iterations}.")
-        if not 0 <= self.levels <= 3:
-            raise InputError(f"Subdivision levels must be 0 to 3, not {self.levels}.")
-        if self.model not in (EMBEDDED_MODEL, PUBLISHED_MODEL) and not Path(self.model).is_dir():
-            raise InputError(f"Unknown avatar model {self.model!r}: use {EMBEDDED_MODEL!r}, {PUBLISHED_MODEL!r} "
-                             "or a checkpoint folder.")
-        if self.size is not None and not 32 <= self.size <= MAX_RENDER_SIZE:
-            raise InputError(f"The input size must be 32 to {MAX_RENDER_SIZE} pixels, not {self.size}.")
-
-
 @dataclass
 class AvatarResult:
     avatar: GoMAvatar
@@ -124,6 +99,7 @@ class AvatarResult:
     input_cameras: list = field(default_factory=list)  # (viewmat, K) per input view
     pixel_size: float = 0.0  # metres one input pixel spans at the body (the scale the model was fit at)
     domain: object | None = None  # uploads into the embedded model: common.ood.DomainCheck (None: not checked)
+    pose: Pose | None = None  # the pose its files are written in and a viewer starts in (None: input_pose)
 
     @property
     def notice(self) -> str:
@@ -162,29 +138,12 @@ class AvatarResult:
                 "domain": self.domain.to_json() if self.domain is not None else None,
                 "input_pose": self.input_pose.as_dict(), "body": self.phenotype.as_dict()}
 
-
-@dataclass(frozen=True)
-class RenderRequest:
-    pose: Pose = field(default_factory=Pose)
-    azimuth_deg: float = 0.0  # 0 = in front of the person, 90 = at their left
-    height: float = 0.1  # camera height above the body's centre, metres
-    distance: float = VIEW_DISTANCE
-    size: int = 512
-    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    backend: str = "auto"  # auto: gsplat on CUDA, else the compiled CPU tile renderer; or fast / torch
-    ground_truth: bool = True  # synthetic subjects: ray-cast the true person beside the render
-
-    def validate(self) -> None:
-        if not 16 <= self.size <= MAX_RENDER_SIZE:
-            raise InputError(f"Render size must be 16 to {MAX_RENDER_SIZE} pixels, not {self.size}.")
-        if not 1.0 <= self.distance <= 10.0:
-            raise InputError(f"Camera distance must be 1 to 10 metres, not {self.distance}.")
-        if not -2.0 <= self.height <= 3.0:
-            raise InputError(f"Camera height must be -2 to 3 metres, not {self.height}.")
-        if self.backend not in ("auto", "fast", "torch", "gsplat"):
-            raise InputError(f"Unknown renderer {self.backend!r}: auto, fast, torch or gsplat.")
-        if len(self.background) != 3 or not all(0.0 <= c <= 1.0 for c in self.background):
-            raise InputError("The background is three numbers between 0 and 1.")
+    def describe(self) -> str:
+        """The reconstruction in a line (Markdown): where the views came from, how big and fast, which model."""
+        text = (f"**{self.source}** → {self.n_gaussians:,} Gaussians in **{self.seconds:.2f} s** "
+                f"({self.iterations} feedback iteration(s), {len(self.inputs)} view(s)) · model `{self.model}` "
+                f"on `{self.device}`")
+        return text + (f"\n\n⚠️ {self.notice}" if self.notice else "")
 
 
 @dataclass
@@ -197,26 +156,14 @@ class RenderResult:
     renderer: str
     request: RenderRequest
 
-
-@dataclass(frozen=True)
-class VideoRequest:
-    kind: str = "turntable"  # turntable: the camera circles; animation: the pose moves through the presets
-    pose: Pose = field(default_factory=Pose)  # the turntable's pose (animation: its camera azimuth below)
-    azimuth_deg: float = 0.0
-    frames: int = 48
-    size: int = 256
-    fps: float = 24.0
-    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
-
-    def validate(self) -> None:
-        if self.kind not in ("turntable", "animation"):
-            raise InputError(f"Unknown video kind {self.kind!r}: turntable or animation.")
-        if not 2 <= self.frames <= MAX_VIDEO_FRAMES:
-            raise InputError(f"A video has 2 to {MAX_VIDEO_FRAMES} frames, not {self.frames}.")
-        if not 32 <= self.size <= MAX_VIDEO_SIZE:
-            raise InputError(f"Video size must be 32 to {MAX_VIDEO_SIZE} pixels, not {self.size}.")
-        if not 1 <= self.fps <= 60:
-            raise InputError(f"Video frame rate must be 1 to 60, not {self.fps}.")
+    def describe(self, n_gaussians: int) -> str:
+        """The render in a line (Markdown): its time (the rasterizer alone), renderer, PSNR when there is a truth."""
+        size = self.request.size
+        text = (f"{size}² in **{self.render_ms:.0f} ms** ({1000 / max(self.render_ms, 1e-3):.1f} FPS, rasterizer "
+                f"alone) · {self.renderer} · {n_gaussians:,} Gaussians")
+        if self.psnr is not None:
+            text += f" · PSNR vs the ray-cast ground truth (person's box): **{self.psnr:.2f} dB**"
+        return text
 
 
 @dataclass
@@ -226,6 +173,14 @@ class VideoResult:
     seconds: float
     mean_render_ms: float
     request: VideoRequest
+
+    def card(self) -> dict:
+        return {"video": self.path.name, "kind": self.request.kind, "frames": self.frames,
+                "seconds": round(self.seconds, 2), "mean_render_ms": round(self.mean_render_ms, 1)}
+
+    def describe(self) -> str:
+        return (f"{self.request.kind.capitalize()}: {self.frames} frames at {self.request.size}² in "
+                f"**{self.seconds:.1f} s** ({self.mean_render_ms:.0f} ms per frame, rasterizer alone)")
 
 
 # --- the model, loaded once per process -----------------------------------------------------------
@@ -262,15 +217,18 @@ def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS, models_d
 
 # --- reconstruction -------------------------------------------------------------------------------
 
-def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | AvatarResult]:
-    """Views → avatar. Yields progress, then the AvatarResult; ``cancel`` stops it between iterations."""
+def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None,
+                model=None) -> Iterator[ProgressEvent | AvatarResult]:
+    """Views → avatar. Yields progress, then the AvatarResult; ``cancel`` stops it between iterations.
+    ``model``: the request's reconstructor when the caller has loaded it (``load_model``; the action does)."""
     from . import body
     from .network import Views
 
     req.validate()
     cancel = cancel or CancelToken()
-    yield ProgressEvent(0.02, "loading the reconstructor")
-    model = load_model(req.model, req.levels, req.models_dir)
+    if model is None:
+        yield ProgressEvent(0.02, "loading the reconstructor")
+        model = load_model(req.model, req.levels, req.models_dir)
     published = req.model == PUBLISHED_MODEL
     if published and req.n_views != model.config.n_input_frames:
         raise InputError(f"LIFe-GoM's published checkpoint takes exactly {model.config.n_input_frames} views, "
@@ -353,7 +311,8 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None) -> I
     yield AvatarResult(avatar, skeleton, phenotype, pose, [np.round(im * 255).astype(np.uint8) for im in images],
                        seconds, req.iterations,
                        req.model if req.model in (EMBEDDED_MODEL, PUBLISHED_MODEL) else Path(req.model).name,
-                       "cpu", source, seed, [(e, k) for e, k in zip(viewmats, ks, strict=True)], pixel, domain)
+                       "cpu", source, seed, [(e, k) for e, k in zip(viewmats, ks, strict=True)], pixel, domain,
+                       req.pose)
 
 
 # --- rendering ------------------------------------------------------------------------------------

@@ -16,12 +16,14 @@ The JSON schema (version 1; the README shows it with an example, ``write_example
 
 World frame: metres, z up, the body's rest pose standing at the origin and facing -y (anny's frame).
 Images and masks are matched to the views by file name; a mask is white on the person.
+
+Also what the tab and the CLI read from files: the views with their cameras file (``read_views``, or
+``read_views_beside`` a cameras file), photos of a person (``read_photos``), each unreadable file named.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,25 +31,12 @@ import numpy as np
 from backends.common import jsontext
 from backends.common.errors import InputError
 
-from .body import PHENOTYPES, Phenotype
-from .pose import Pose, preset
+from .params import PHENOTYPES, Phenotype, Pose, preset
+from .requests import DEFAULT_FOV, MAX_PHOTOS, PhotosRequest, UploadedViews
 
 MAX_UPLOAD_VIEWS = 5
 MIN_SIDE, MAX_SIDE = 32, 2048
 SCHEMA_VERSION = 1
-
-
-@dataclass
-class UploadedViews:
-    """Parsed, checked uploads: N views of one person in one pose."""
-
-    images: np.ndarray  # N×H×W×3 float32 in [0, 1]
-    masks: np.ndarray  # N×H×W float32 in {0, 1}
-    viewmats: np.ndarray  # N×4×4 world → camera
-    Ks: np.ndarray  # N×3×3
-    pose: Pose
-    phenotype: Phenotype
-    names: list[str]
 
 
 def parse_spec(text: str) -> dict:
@@ -116,17 +105,25 @@ def _phenotype(spec: dict) -> Phenotype:
         raise InputError(f"'body' values must be numbers between 0 and 1 (keys: {', '.join(PHENOTYPES)}).") from None
 
 
-def _as_float_image(img, what: str) -> np.ndarray:
-    a = np.asarray(img)
+def checked_rgb(image, what: str, sides: tuple[int, int] = (MIN_SIDE, MAX_SIDE), kind: str = "images") -> np.ndarray:
+    """An uploaded image as H×W×3 (alpha dropped, grey repeated; its dtype kept), or an InputError saying what
+    is wrong with it (``what`` names it; ``sides``: the smallest and largest side allowed to such ``kind``)."""
+    a = np.asarray(image)
     if a.ndim == 3 and a.shape[2] == 4:
         a = a[..., :3]
     if a.ndim == 2:
         a = np.repeat(a[..., None], 3, 2)
     if a.ndim != 3 or a.shape[2] != 3:
-        raise InputError(f"{what} must be an RGB image.")
+        raise InputError(f"{what} is not an RGB image.")
     h, w = a.shape[:2]
-    if not (MIN_SIDE <= h <= MAX_SIDE and MIN_SIDE <= w <= MAX_SIDE):
-        raise InputError(f"{what} is {w}×{h}; images must be {MIN_SIDE} to {MAX_SIDE} pixels on each side.")
+    lo, hi = sides
+    if not (lo <= h <= hi and lo <= w <= hi):
+        raise InputError(f"{what} is {w}×{h}; {kind} must be {lo} to {hi} pixels on each side.")
+    return a
+
+
+def _as_float_image(img, what: str) -> np.ndarray:
+    a = checked_rgb(img, what)
     return a.astype(np.float32) / (255.0 if a.dtype == np.uint8 else 1.0)
 
 
@@ -199,3 +196,75 @@ def example_spec(viewmats, Ks, pose: Pose, phenotype: Phenotype, names: list[str
                    "world_to_camera": np.round(np.asarray(e, np.float64), 6).tolist()}
                   for n, e, k in zip(names, viewmats, Ks, strict=True)],
     }
+
+
+# --- reading the files a person hands over (the tab's uploads, the CLI's arguments) ----------------
+
+def read_image(path, what: str) -> np.ndarray:
+    """One uploaded file as H×W×3 uint8; an InputError naming the file (``what`` says what it is for)."""
+    from backends.common.imageio import to_rgb_array
+
+    name = Path(str(path)).name
+    if not Path(str(path)).is_file():
+        raise InputError(f"{what} '{name}' was not found.")
+    try:
+        return to_rgb_array(str(path))
+    except InputError as e:  # readable but refused (too large, too small): say why
+        raise InputError(f"{what} '{name}': {e}") from None
+    except Exception:  # noqa: BLE001 — any unreadable upload is the user's to fix
+        raise InputError(f"{what} '{name}' is not an image this suite can read.") from None
+
+
+def _read_text(path, what: str) -> str:
+    try:
+        return Path(str(path)).read_text()
+    except (OSError, UnicodeDecodeError):
+        raise InputError(f"The {what} {Path(str(path)).name} is not a readable text file.") from None
+
+
+def read_views(images: list | None, masks: list | None, cameras) -> UploadedViews:
+    """The tab's upload: image files, their mask files and the cameras file (paths), checked and paired."""
+    if not images or not masks or cameras is None:
+        raise InputError("Upload the images, their masks and the cameras JSON (the README shows its schema).")
+    if len(images) > MAX_UPLOAD_VIEWS:
+        raise InputError(f"Upload 1 to {MAX_UPLOAD_VIEWS} images, not {len(images)}.")
+    text = _read_text(cameras, "cameras file")
+    return parse_upload(text, {Path(str(p)).name: read_image(p, "Image") for p in images},
+                        {Path(str(p)).name: read_image(p, "Mask") for p in masks})
+
+
+def read_views_beside(cameras: Path) -> UploadedViews:
+    """A cameras file and the images and masks it names, which lie beside it (the CLI's ``--upload``)."""
+    cameras = Path(cameras)
+    text = _read_text(cameras, "cameras file")
+    spec = parse_spec(text)
+    images, masks = {}, {}
+    for i, view in enumerate(spec["views"]):
+        for key, store in (("image", images), ("mask", masks)):
+            name = Path(str(view.get(key, "") if isinstance(view, dict) else "")).name
+            if not name or not (cameras.parent / name).is_file():
+                raise InputError(f"views[{i}].{key} '{name}' was not found beside {cameras.name}.")
+            store[name] = read_image(cameras.parent / name, key.capitalize())
+    return parse_upload(text, images, masks)
+
+
+def read_photos(paths: list | None, fov_deg: float = DEFAULT_FOV) -> PhotosRequest:
+    """Photo files of one person → the fit's request (each photo named by its file name)."""
+    if not paths:
+        raise InputError(f"Upload 1 to {MAX_PHOTOS} photos of one person, the whole body in each.")
+    if len(paths) > MAX_PHOTOS:
+        raise InputError(f"Upload 1 to {MAX_PHOTOS} photos, not {len(paths)}.")
+    return PhotosRequest([read_image(p, "Photo") for p in paths], [Path(str(p)).name for p in paths],
+                         fov_deg=float(fov_deg))
+
+
+def shown_avatar_id(pose_data: str | None) -> str:
+    """The id of the avatar a page's viewer shows, from the pose data it holds ('' when it holds none)."""
+    try:
+        current = jsontext.loads(pose_data) if pose_data else {}
+    except ValueError:
+        current = None
+    if not isinstance(current, dict):
+        raise InputError("The pose data is not the JSON this tab writes (an object with the avatar's id); "
+                         "leave it empty.")
+    return str(current.get("id", ""))

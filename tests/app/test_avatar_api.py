@@ -35,7 +35,7 @@ def avatar(client):
 
 
 def test_reconstruct_sends_the_viewer_its_splats_and_bones(avatar):
-    gallery, status, payload, bones = avatar
+    status, gallery, payload, bones, files = avatar
     assert len(gallery) == 2 and "Gaussians in" in status and "avatar-embedded" in status
     data, pose = json.loads(payload), json.loads(bones)
     assert data["count"] > 1000 and pose["id"] == data["id"] and len(pose["bones"]) == data["bones"]
@@ -74,7 +74,7 @@ def test_cameras_json_nested_too_deep_is_a_clear_error():
 def test_render_video_and_export(client, avatar):
     image, truth, status = client.predict(30, 256, *NEUTRAL, api_name="/avatar_render")
     assert Path(image).is_file() and Path(truth).is_file() and "ms" in status and "PSNR" in status
-    video = client.predict("animation", 8, *NEUTRAL, api_name="/avatar_video")
+    _, video = client.predict("animation", 8, *NEUTRAL, api_name="/avatar_video")
     path = video["video"] if isinstance(video, dict) else video
     assert Path(path).suffix == ".mp4" and Path(path).stat().st_size > 1000
     files = {Path(f).name: f for f in client.predict(*NEUTRAL, api_name="/avatar_export")}
@@ -90,7 +90,7 @@ def test_example_upload_reconstructs_and_bad_uploads_are_clear(client, tmp_path)
     images = [handle_file(by_name[f"view{i}.png"]) for i in range(2)]
     masks = [handle_file(by_name[f"view{i}_mask.png"]) for i in range(2)]
     out = reconstruct(client, "upload", images=images, masks=masks, spec=handle_file(by_name["cameras.json"]))
-    assert "upload (2 views)" in out[1]
+    assert "upload (2 views)" in out[0]
     with pytest.raises(Exception, match="Upload the images"):
         reconstruct(client, "upload", images=images, masks=None, spec=None)
     with pytest.raises(Exception, match="2 view"):
@@ -102,4 +102,42 @@ def test_example_upload_reconstructs_and_bad_uploads_are_clear(client, tmp_path)
     with pytest.raises(Exception, match="Image 'tiny.png': Image is 4×4; it must be at least 8×8 pixels"):
         reconstruct(client, "upload", images=[handle_file(str(tiny)), images[1]], masks=masks,
                     spec=handle_file(by_name["cameras.json"]))
-    assert "Gaussians in" in reconstruct(client)[1]  # the session goes on
+    assert "Gaussians in" in reconstruct(client)[0]  # the session goes on
+
+
+def test_a_downloaded_run_card_reproduces_the_avatar_through_the_cli(avatar, tmp_path):
+    """Save a reconstruction's downloads into one folder, rerun `iclr25-studio replay run.json`: the same views
+    and the same avatar (its Gaussians, skeleton and the posed .ply)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import numpy as np
+    from PIL import Image
+    from safetensors.numpy import load_file
+
+    from backends.avatar.body import anny_cache_dir_loaded
+
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    for f in avatar[4]:
+        shutil.copy(f, downloads / Path(f).name)
+    card = json.loads((downloads / "run.json").read_text())
+    assert card["action"] == "avatar_reconstruct" and card["request"]["model"] == "avatar-embedded"
+    assert card["request"]["subject"] == 0 and card["request"]["n_views"] == 2 and card["result"]["views"] == 2
+    out = tmp_path / "again"
+    env = {**os.environ, "ICLR25_MODELS_DIR": str(anny_cache_dir_loaded().parents[1])}  # anny's build is cached there
+    res = subprocess.run([sys.executable, "-m", "app", "replay", str(downloads / "run.json"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    for name in ("input_0.png", "input_1.png"):
+        assert np.array_equal(np.asarray(Image.open(out / name)), np.asarray(Image.open(downloads / name))), name
+    before, again = load_file(downloads / "avatar.safetensors"), load_file(out / "avatar.safetensors")
+    assert set(before) == set(again) and before["rgb"].shape[0] > 1000
+    for key in before:
+        assert np.allclose(before[key], again[key], atol=1e-5), key
+    raws = [(d / "gaussians.ply").read_bytes() for d in (downloads, out)]
+    ply = [np.frombuffer(raw[raw.index(b"end_header\n") + len(b"end_header\n"):], "<f4") for raw in raws]
+    assert ply[0].shape == ply[1].shape and np.allclose(ply[0], ply[1], atol=1e-4)
+    assert json.loads((out / "run.json").read_text())["result"]["gaussians"] == card["result"]["gaussians"]
