@@ -5,10 +5,12 @@
     iclr25-studio videodepth --input clip.mp4 --out depth/ --resume      # after Ctrl-C or a crash
     iclr25-studio videodepth --resume-run 3f2a9c0b1d4e                   # a run the app started, by its id
 
-One backend call (``service.estimate_depth``, the tab's): writes depth_side_by_side.mp4,
-depth_png16.zip (16-bit PNG per frame) and disparity.npz into --out, and with --ply-frame a .ply of
-that frame. Progress goes to stderr, one JSON line with the result to stdout. A run stopped by
-Ctrl-C keeps its state in --out; ``--resume`` with the same input and settings continues it.
+The tab's action (``actions.ESTIMATE_DEPTH``, through ``run_action``): writes depth_side_by_side.mp4,
+depth_png16.zip (16-bit PNG per frame), disparity.npz and the run card run.json (with a copy of the
+input, input_<name>) into --out, and with --ply-frame a .ply of that frame. Progress goes to stderr, one
+JSON line with the run's summary (``outputs.run_summary``) to stdout; ``iclr25-studio replay
+out/run.json --out again/`` gives the same depth. A run stopped by Ctrl-C keeps its state in --out;
+``--resume`` with the same input and settings continues it.
 ``--resume-run ID`` continues a run the app started (stopped, or cut short by a restart) in its own run
 folder, with its saved input and settings (``runstore``).
 """
@@ -16,7 +18,6 @@ folder, with its saved input and settings (``runstore``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -49,37 +50,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from backends.common.device import select_device
+    from backends.common.action_cli import print_line, run_action
     from backends.common.errors import InputError
-    from backends.common.progress import run_to_result
 
-    from .loading import load_model
+    from .actions import ESTIMATE_DEPTH
+    from .outputs import run_summary
     from .runstore import stopped_request
-    from .service import PointCloudRequest, VideoDepthRequest, estimate_depth, frame_point_cloud
+    from .service import PointCloudRequest, VideoDepthRequest, frame_point_cloud, stopped_run
 
     if args.resume_run:
         request = stopped_request(args.resume_run)
     elif args.input is None or args.out is None:
         raise InputError("--input and --out are required (or --resume-run ID to continue a run the app started).")
     else:
+        if args.resume and stopped_run(args.out) is None:
+            raise InputError("There is no stopped run to resume here; start a new run.")
         request = VideoDepthRequest(args.input, args.out, model_id=args.model, max_side=args.max_side,
                                     num_inference_steps=args.steps, window=args.window,
                                     overlap=args.window - args.stride, max_frames=args.max_frames,
                                     colormap=args.colormap, baseline_frames=args.baseline_frames, seed=args.seed,
                                     initial_noise=args.initial_noise, resume=args.resume, fps=args.fps,
                                     long_video=args.long_video)
-    pipe = load_model(request.model_id, str(select_device()))
-    result = run_to_result(estimate_depth(request, pipe),
-                           on_progress=lambda f, msg: print(f"{f:6.1%} {msg}", file=sys.stderr, flush=True))
-    line = {"input": Path(request.input_path).name, "model": result.model_id, "device": result.device,
-            "frames": result.frames, "size": list(result.size), "seconds": round(result.seconds, 2), "resumed_at_frame": result.resumed_at,
-            "flicker": result.flicker, "baseline_flicker": result.baseline_flicker,
-            "video": str(result.video), "png_zip": str(result.png_zip), "npz": str(result.npz), "notes": result.notes,
-            "domain": result.domain.to_json() if result.domain is not None else None}
+    result, paths = run_action(ESTIMATE_DEPTH, request, request.out_dir)
     if result.notice:
         print(f"note: {result.notice}", file=sys.stderr)
+    line = {"input": Path(request.input_path).name, **run_summary(result),
+            **{name: paths[name] for name in ("video", "png_zip", "npz", "run")}}
     if args.ply_frame is not None:
         cloud = frame_point_cloud(PointCloudRequest(request.input_path, result.npz, args.ply_frame, request.out_dir))
-        line["ply"] = str(cloud.ply)
-    print(json.dumps(line))
+        line["ply"] = cloud.ply
+    print_line(**line)
     return 0

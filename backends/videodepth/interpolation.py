@@ -24,8 +24,7 @@ from backends.common.errors import Cancelled, InputError
 
 from .longvideo import StreamState, read_key_frames
 from .metrics import fit_scale_shift
-
-NUM_INTERP = 16  # frames filled between two key frames (the reference's; segments of NUM_INTERP + 2)
+from .requests import NUM_INTERP  # frames filled between two key frames (the reference's)
 
 
 def segments(n_frames: int, num_interp: int = NUM_INTERP, overlap: int = 6) -> list[tuple[int, int]]:

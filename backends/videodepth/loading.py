@@ -52,3 +52,11 @@ def load_model(model_id: str = "videodepth-embedded", device: str = "cpu", dtype
     """The registered model ``model_id``, found locally (``ModelMissingError`` otherwise)."""
     resolved = default_registry().resolve(model_id)
     return load_folder(resolved.path, device, dtype, name=model_id)
+
+
+def model_for(model_id: str = "videodepth-embedded") -> VideoDepthPipeline:
+    """The model as the app, the CLI and a run card's replay run it: on the device the settings select,
+    loaded once per process (the Action's ``load``)."""
+    from backends.common.device import select_device
+
+    return load_model(model_id, str(select_device()))

@@ -1,4 +1,5 @@
-"""What a depth run turns into for people and other tools: colour maps, 16-bit PNGs, a ground-truth-free
+"""What a depth run turns into for people and other tools: the run's files and its one summary (the tab's
+JSON and status line, the CLI's JSON line, the run card's result), colour maps, 16-bit PNGs, a ground-truth-free
 flicker score, and a point cloud (``.ply`` and the compact form the browser's three.js viewer reads).
 
 Disparity here is the model's relative disparity in [0, 1] (near = 1); its scale and shift are unknown,
@@ -10,16 +11,71 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
+import shutil
+from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
+from backends.common import files
 from backends.common.errors import InputError
+from backends.common.imageio import upscale
 
 COLORMAPS = ("Spectral", "inferno", "magma", "viridis", "turbo", "gray")
 NEAR_FAR = (1.0, 5.0)  # depth range assumed for relative disparity when it is shown in 3D
 FOV_DEG = 55.0  # horizontal field of view assumed for the point cloud
 STATIC_RGB_CHANGE = 6  # a pixel is static between two frames when no channel changes by more (of 255)
+# the files a run streams into its folder (the result's fields → names); per-frame PNGs and the raw stack
+# are working files, removed when the run finishes
+FILES = {"video": "depth_side_by_side.mp4", "png_zip": "depth_png16.zip", "npz": "disparity.npz"}
+PREVIEW_HEIGHT = 192  # a preview frame is enlarged (nearest neighbour) to about this height for the eye
+
+
+def write_files(result, folder: Path) -> dict[str, Path]:
+    """The run's files in ``folder`` (field → path). The run wrote them while it streamed (a stopped run
+    resumes from them), so this only adds what ``folder`` is missing: linked, or copied across file systems."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for field, name in FILES.items():
+        source, target = Path(getattr(result, field)), folder / name
+        if not target.exists():
+            try:
+                os.link(source, target)
+            except OSError:
+                with files.atomic_path(target) as tmp:
+                    shutil.copyfile(source, tmp)
+        out[field] = target
+    return out
+
+
+def run_summary(result) -> dict:
+    """The one summary of a finished run (JSON, no paths): the tab's "Run (JSON)", the CLI's line and the
+    run card's result."""
+    return {"model": result.model_id, "device": result.device, "frames": result.frames, "size": list(result.size),
+            "fps": result.fps, "truncated": result.truncated, "seconds": round(result.seconds, 2),
+            "resumed_at_frame": result.resumed_at, "flicker": result.flicker,
+            "baseline_flicker": result.baseline_flicker, "flicker_frames": result.flicker_frames,
+            "notes": list(result.notes), "domain": result.domain.to_json() if result.domain is not None else None}
+
+
+def summary_text(result) -> str:
+    """The summary as one status line (Markdown): size, time, model, notes, the notice, the flicker scores."""
+    flick = ""
+    if result.flicker is not None and result.baseline_flicker is not None:
+        flick = (f"\n\n**Flicker** (no ground truth: change of depth where the picture did not change, frames "
+                 f"0–{result.flicker_frames - 1}; lower is steadier): ours **{result.flicker:.4f}** · same model "
+                 f"frame by frame **{result.baseline_flicker:.4f}**")
+    notes = " · ".join(n for n in result.notes if n != result.notice)
+    warn = f"\n\n⚠️ {result.notice}" if result.notice else ""
+    return (f"**Done:** {result.frames} frame(s) at {result.size[0]}×{result.size[1]} in {result.seconds:.1f} s · "
+            f"model `{result.model_id}` on `{result.device}` · {notes}{warn}{flick}")
+
+
+def preview_frame(frame: np.ndarray) -> np.ndarray:
+    """A progress preview (input | depth at the working size) enlarged for the eye, pixels kept sharp."""
+    return upscale(frame, max(1, PREVIEW_HEIGHT // frame.shape[0]))
 
 
 def quantize16(disp: np.ndarray) -> np.ndarray:

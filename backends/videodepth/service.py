@@ -42,46 +42,12 @@ from backends.common.video import iter_video_frames, probe_video, write_mp4
 from .interpolation import NUM_INTERP, key_plan, segments, stream_depth_interpolated
 from .longvideo import StreamState, WindowPlan, stream_depth
 from .models import REAL_MODEL, default_model  # noqa: F401 (torch-free; re-exported)
-from .outputs import COLORMAPS, colorize, flicker_score, png16_bytes, quantize16
+from .outputs import FILES, colorize, flicker_score, png16_bytes, quantize16
+from .requests import LONG_VIDEO, MAX_FRAMES, PointCloudRequest, VideoDepthRequest  # noqa: F401 (re-exported)
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
-MAX_FRAMES = 3000
 MAX_ASPECT = 8.0
-LONG_VIDEO = ("auto", "interpolation", "windows")
 DOMAIN_FRAMES = 8  # frames (spread over the clip) the out-of-domain score takes the median of
-
-
-@dataclass(frozen=True)
-class VideoDepthRequest:
-    input_path: Path
-    out_dir: Path
-    model_id: str = "videodepth-embedded"
-    max_side: int = 64  # working resolution (longer side) — the embedded model's training size
-    num_inference_steps: int = 3
-    window: int = 16
-    overlap: int = 4
-    max_keys: int = 32
-    max_frames: int = 600
-    seed: int = 0  # used when the initial noise is random ("shared" or "independent")
-    initial_noise: str = "zero"  # how each window's disparity latent starts (VideoDepthPipeline.__call__)
-    colormap: str = "Spectral"
-    baseline_frames: int = 24  # the per-frame baseline runs on this many first frames (flicker score); 0 = off
-    resume: bool = False  # continue the stopped run whose state is in out_dir
-    fps: float = 24.0  # frame rate of a folder of frames (a video keeps its own)
-    # how videos longer than one window run: "interpolation" (key frames + the interpolation UNet, the paper's),
-    # "windows" (key frames + windows aligned to them), "auto" (the model's better one: long_video_method)
-    long_video: str = "auto"
-
-    def settings(self) -> dict:
-        """What decides the depth values (a resumed run must match them)."""
-        return {k: getattr(self, k) for k in ("model_id", "max_side", "num_inference_steps", "window", "overlap",
-                                              "max_keys", "max_frames", "seed", "initial_noise", "long_video")}
-
-    @property
-    def interp_overlap(self) -> int:
-        """Overlap of interpolation segments (``NUM_INTERP`` + 2 frames) for the same key-frame stride as the
-        windows (``window − overlap``): the reference's 6 at the default stride of 12."""
-        return NUM_INTERP + 2 - (self.window - self.overlap)
 
 
 @dataclass
@@ -199,22 +165,6 @@ def _source_id(path: Path, frames: int) -> dict:
     return {"name": path.name, "bytes": sum(p.stat().st_size for p in files), "frames": frames}
 
 
-def _check(request: VideoDepthRequest) -> None:
-    if not 1 <= request.max_frames <= MAX_FRAMES:
-        raise InputError(f"max_frames must be between 1 and {MAX_FRAMES}.")
-    if not 8 <= request.max_side <= 1024:
-        raise InputError("The maximum resolution must be between 8 and 1024 pixels.")
-    if not 0 <= request.baseline_frames <= 200:
-        raise InputError("The per-frame baseline may run on 0 to 200 frames.")
-    if request.colormap not in COLORMAPS:
-        raise InputError(f"Unknown colour map {request.colormap!r}; choose one of {', '.join(COLORMAPS)}.")
-    WindowPlan(1, request.window, request.overlap, request.max_keys)
-    if request.long_video not in LONG_VIDEO:
-        raise InputError(f"Unknown long-video method {request.long_video!r}; choose one of {', '.join(LONG_VIDEO)}.")
-    if not 0 < request.interp_overlap < NUM_INTERP + 2:
-        raise InputError(f"The key-frame stride must be between 1 and {NUM_INTERP + 1} frames.")
-
-
 # What "auto" runs for a model that has both: the path with the better held-out scores. The embedded model's
 # interpolation net is level with its aligned windows on TAE and slightly behind on AbsRel (24 held-out clips
 # x 64 frames, its model card), so the windows stay its default; other models run their interpolation net.
@@ -237,11 +187,11 @@ def long_video_method(request: VideoDepthRequest, pipe, n_frames: int) -> str:
 def estimate_depth(request: VideoDepthRequest, pipe=None,
                    cancel: CancelToken | None = None) -> Iterator[ProgressEvent | VideoDepthResult]:
     """Stream ``request.input_path`` through the model; yield progress events (one per window), then the result."""
-    _check(request)
+    request.validate()
     if pipe is None:
-        from .loading import load_model
+        from .loading import model_for
 
-        pipe = load_model(request.model_id)
+        pipe = model_for(request.model_id)
     pipe = for_request(pipe)  # its own scheduler: an estimate or another run may step the shared one meanwhile
     return stream_reports(lambda report: run_depth(request, pipe, report, cancel), cancel)
 
@@ -303,11 +253,11 @@ def _measure_call(pipe, frames: int, size: tuple[int, int], steps: int) -> tuple
 def estimate_run(request: VideoDepthRequest, pipe=None) -> RunEstimate:
     """What a run of ``request`` will cost: read the input's length and size, then time one window of
     the model (and one single frame, for the baseline) at the working size, and scale by the plan."""
-    _check(request)
+    request.validate()
     if pipe is None:
-        from .loading import load_model
+        from .loading import model_for
 
-        pipe = load_model(request.model_id)
+        pipe = model_for(request.model_id)
     _, n, fps, (sw, sh), truncated = _open_source(Path(request.input_path), request.max_frames, request.fps)
     size = working_size(sw, sh, request.max_side, pipe.size_multiple)
     if long_video_method(request, pipe, n) == "interpolation":
@@ -430,7 +380,7 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
             latest[0] = frame
             yield frame
 
-    video_path = out / "depth_side_by_side.mp4"
+    video_path = out / FILES["video"]
     write_mp4(side_by_side(), video_path, fps=fps)
     stack.flush()
     k = min(n, request.baseline_frames) if n > 1 else 0
@@ -448,11 +398,11 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
                                initial_noise=request.initial_noise).disparity[0])
         ours, baseline = flicker_score(np.asarray(stack[:k], np.float32), rgb), flicker_score(np.stack(single), rgb)
     stack = None  # unmap before the file is zipped and removed
-    png_zip = out / "depth_png16.zip"
+    png_zip = out / FILES["png_zip"]
     with files.atomic_path(png_zip) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
         for i in range(n):
             z.write(pngs / f"depth_{i:05d}.png", f"depth_{i:05d}.png")
-    npz = out / "disparity.npz"
+    npz = out / FILES["npz"]
     with files.atomic_path(npz) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         z.write(stack_path, "disparity.npy")
     for f in (state_json, state_npz):  # finished: from here on it is no longer a stopped run
@@ -485,7 +435,7 @@ def tidy_finished(out_dir: Path) -> None:
     """Remove a finished run's working files (per-frame PNGs, the raw stack) — also what a run killed
     between writing its outputs and tidying up left behind. A stopped run keeps them: it resumes from them."""
     out = Path(out_dir)
-    if (out / "resume.json").exists() or not (out / "disparity.npz").exists():
+    if (out / "resume.json").exists() or not (out / FILES["npz"]).exists():
         return
     shutil.rmtree(out / "png16", ignore_errors=True)
     (out / "disparity.npy").unlink(missing_ok=True)
@@ -497,14 +447,6 @@ def stopped_run(out_dir: Path) -> dict | None:
         return json.loads((Path(out_dir) / "resume.json").read_text())
     except (OSError, json.JSONDecodeError):
         return None
-
-
-@dataclass(frozen=True)
-class PointCloudRequest:
-    input_path: Path  # the run's input (its colours)
-    npz: Path  # the run's disparity.npz
-    frame: int
-    out_dir: Path
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""``iclr25-studio videodepth``: a folder of frames and a video in, raw files out; --resume continues a stopped run."""
+"""``iclr25-studio videodepth``: a folder of frames and a video in, raw files out; --resume continues a stopped run;
+its run card replays (``iclr25-studio replay``) to the same depth."""
 
 import json
 import subprocess
@@ -70,3 +71,12 @@ def test_resume_continues_a_stopped_run(tmp_path):
     line = json.loads(res.stdout.strip().splitlines()[-1])
     assert line["frames"] == 40 and line["resumed_at_frame"] == 12
     assert np.load(out / "disparity.npz")["disparity"].shape == (40, 64, 64)
+    # the resumed run's card (it says resume: true) replays into a fresh folder from the first frame: the same depth
+    card = json.loads((out / "run.json").read_text())
+    assert card["request"]["resume"] is True and card["result"]["resumed_at_frame"] == 12
+    again = tmp_path / "again"
+    res = subprocess.run([sys.executable, "-m", "app", "replay", out / "run.json", "--out", again], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert np.array_equal(np.load(again / "disparity.npz")["disparity"], np.load(out / "disparity.npz")["disparity"])
+    assert json.loads((again / "run.json").read_text())["result"]["resumed_at_frame"] == 0
