@@ -24,10 +24,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from backends.common.imageio import to_uint8
 from backends.counterfactual.data import CLASSES, cached_split
 from backends.counterfactual.masks import dilate
 from backends.counterfactual.metrics import classifier_features, frechet_distance
-from backends.counterfactual.service import load_models, probabilities, to_uint8
+from backends.counterfactual.service import load_models, probabilities
 from bench.report import markdown_table, write_results
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,32 +7,21 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 
-from app.components.downloads import new_output_dir
+from app.components.action_button import bind_action
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.imageeditor import editor_to_image_and_mask
-from app.components.longwork import CANCELS, stream
+from app.components.model_choices import model_choices
 from app.tabs import TabSpec
-from backends.common.errors import Cancelled, InputError
+from backends.common.errors import InputError
 from backends.common.imageio import upscale
+from backends.counterfactual.actions import GENERATE
 from backends.counterfactual.data import CLASSES
 from backends.counterfactual.models import BRIDGE_KINDS, CLASSIFIER_KINDS
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "static" / "examples" / "counterfactual").glob("*.png"))
 VIEW = 256  # the editor shows the model-size image enlarged to this many pixels
 MASK_RGBA = (255, 0, 80, 200)
-
-
-def model_choices(kinds: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(label, id) for every registered model of these kinds, saying whether it is present here."""
-    from backends.common.registry import default_registry, model_status
-
-    out = []
-    for spec in default_registry().for_capability("counterfactual"):
-        if spec.kind in kinds:
-            present = "present" if model_status(spec).present else "missing"
-            out.append((f"{spec.id} ({spec.source}, {present})", spec.id))
-    return out
 
 
 def _factor(size: int) -> int:
@@ -79,9 +68,9 @@ def build(demo: gr.Blocks) -> None:
                 f"Published models present here: `{start_bridge}` and `{start_classifier}` are chosen by default."
                 if start_bridge == REAL_BRIDGE else "", elem_id="cf-model")
             with gr.Accordion("Models", open=False):
-                bridge_id = gr.Dropdown(model_choices(BRIDGE_KINDS), value=start_bridge, label="Bridge", elem_id="cf-bridge",
+                bridge_id = gr.Dropdown(model_choices("counterfactual", BRIDGE_KINDS, details="source"), value=start_bridge, label="Bridge", elem_id="cf-bridge",
                                         info="The region-constrained Schrödinger bridge that repaints the region.")
-                classifier_id = gr.Dropdown(model_choices(CLASSIFIER_KINDS), value=start_classifier, label="Classifier",
+                classifier_id = gr.Dropdown(model_choices("counterfactual", CLASSIFIER_KINDS, details="source"), value=start_classifier, label="Classifier",
                                             elem_id="cf-classifier",
                                             info="The classifier whose decision the counterfactual flips (it also guides the bridge).")
         with gr.Column(scale=1):
@@ -167,34 +156,16 @@ def build(demo: gr.Blocks) -> None:
         f = _factor(small.shape[0])
         return editor_value(small, region.mask), heat_to_rgb(region.heatmap, f)
 
-    @user_errors
-    def on_generate(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, bridge, classifier,
-                    request: gr.Request, progress=gr.Progress()):
-        from backends.counterfactual.service import CounterfactualRequest, generate, load_models
+    def to_request(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, bridge, classifier):
+        from backends.counterfactual.requests import CounterfactualRequest
 
         image, mask = editor_to_image_and_mask(value)
         if mask is None or not mask.any():
             raise InputError("Paint the region that may change first (or press 'Automatic region').")
-        req = CounterfactualRequest(image=image, mask=mask, target=target_v, num_samples=int(samples_v),
-                                    num_inference_steps=int(steps_v), guidance_scale=float(scale_v),
-                                    start_fraction=float(tau_v), seed=int(seed_v or 0))
-        token = CANCELS.start(request, "counterfactual")
-        try:
-            yield gr.update(), "Running the bridge…", gr.update(), gr.update(), gr.update()
-            for kind, item in stream(generate(req, token, load_models(bridge, classifier)), progress):
-
-                if kind == "preview":
-                    yield upscale(item[0], _factor(item.shape[1])), gr.update(), gr.update(), gr.update(), gr.update()
-                else:
-                    yield _show_result(item)
-        except Cancelled:  # what is below is an earlier run's (if any): say so rather than show it as this run's
-            yield (gr.update(), "Stopped by the user: this run made no counterfactuals. The gallery, JSON and "
-                   "downloads below (if any) are the previous run's.", gr.update(), gr.update(), gr.update())
-        finally:
-            CANCELS.finish(request, "counterfactual", token)
-
-    def on_stop(request: gr.Request) -> str:
-        return "Stopping…" if CANCELS.cancel(request, "counterfactual") else "Nothing is running."
+        return CounterfactualRequest(image=image, mask=mask, target=target_v, num_samples=int(samples_v),
+                                     num_inference_steps=int(steps_v), guidance_scale=float(scale_v),
+                                     start_fraction=float(tau_v), seed=int(seed_v or 0), bridge=bridge,
+                                     classifier=classifier)
 
     # Light actions (a prediction, the automatic region, a model switch) have their own queue and
     # never wait behind a generation (which holds the shared "gpu" queue). Progress and errors show on a
@@ -211,16 +182,18 @@ def build(demo: gr.Blocks) -> None:
     listen(auto_btn.click, on_auto, status=status, progress_on=[heat], inputs=[editor, area, cell, bridge_id,
                                                                                 classifier_id],
            outputs=[editor, heat], api_name="counterfactual_region", **light)
-    listen(run.click, on_generate, status=status,
-           inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
-           outputs=[preview, status, gallery, summary, files], api_name="counterfactual_generate",
-           concurrency_id="gpu")
-    stop.click(on_stop, outputs=status, api_name="counterfactual_stop", queue=False)
+    bind_action(GENERATE, trigger=run.click, stop=stop, status=status, preview=preview,
+                to_preview=lambda x0: upscale(x0[0], _factor(x0.shape[1])),
+                inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
+                outputs=[gallery, summary, files], to_request=to_request, show=_show_result,
+                running="Running the bridge…",
+                stopped="Stopped by the user: this run made no counterfactuals. The gallery, JSON and downloads "
+                        "below (if any) are the previous run's.")
 
 
-def _show_result(result):
+def _show_result(request, result, paths):
     """The run's files come from the backend's writer (the CLI writes the same); the tab only enlarges them."""
-    from backends.counterfactual.outputs import difference_map, region_outline, run_card, write_run
+    from backends.counterfactual.outputs import difference_map, region_outline
 
     f = _factor(result.original.shape[0])
     items = []
@@ -231,14 +204,13 @@ def _show_result(result):
                       f"#{k + 1}: |difference| (L1 in region {s.l1_inside:.3f})"))
     items.append((upscale(region_outline(result.original, result.mask), f),
                   f"original: {result.original_prediction}; region {result.mask.mean():.0%}"))
-    paths = write_run(result, new_output_dir("counterfactual"))
     flipped = sum(s.flipped for s in result.samples)
     status = (f"**{flipped}/{len(result.samples)} flipped** to *{result.target}* · max change outside the region: "
               f"{max(s.max_change_outside for s in result.samples)} · {result.seconds:.1f} s · "
               f"bridge `{result.models['bridge']}`, classifier `{result.models['classifier']}` on `{result.models['device']}`")
     if result.notice:
         status += f"\n\n⚠️ {result.notice}"
-    return upscale(result.samples[0].image, f), status, items, run_card(result), [str(p) for p in paths.values()]
+    return status, items, result.to_json(), [str(p) for p in paths.values()]
 
 
 TAB = TabSpec(name="counterfactual", title="Counterfactual", build=build)

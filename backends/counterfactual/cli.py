@@ -5,11 +5,10 @@
     iclr25-studio counterfactual --run downloads/run.json --out again/     # reproduce a run card
 
 A mask folder is matched to the images by file name; ``--mask auto`` uses the Integrated-Gradients
-region. For each image the run's files (``outputs.write_run``: original, mask, counterfactuals,
-differences, region outline, run.json) in <out>/<image name>/; one JSON line per image on stdout.
-``--run`` takes every setting and the models from a run.json (the tab's download or an earlier
-run) and its original.png / mask.png from beside it unless --image / --mask are given; the files
-land in --out directly.
+region. For each image the run's files (original, mask, counterfactuals, differences, region outline,
+and the run card run.json) in <out>/<image name>/; one JSON line per image on stdout. ``--run`` is
+``iclr25-studio replay``: the request (image, mask, settings, models) from a run.json, the files in
+--out directly.
 """
 
 from __future__ import annotations
@@ -18,10 +17,8 @@ import argparse
 import json
 from pathlib import Path
 
-from backends.common import jsontext
 from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array
-from backends.common.progress import run_to_result
 
 from .data import CLASSES
 
@@ -32,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--image", type=Path, help="an image file or a folder of images")
     p.add_argument("--mask", default=None, help="a mask image, a folder of masks (same names), or 'auto' (default)")
     p.add_argument("--target", help=f"target class (embedded classifier: {', '.join(CLASSES)})")
-    p.add_argument("--run", type=Path, help="a run.json to reproduce (settings, models; its original.png and mask.png)")
+    p.add_argument("--run", type=Path, help="a run.json to reproduce (as `iclr25-studio replay`: its image, mask, settings, models)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--steps", type=int, default=100, help="network calls (paper default 100)")
@@ -46,12 +43,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .outputs import write_run
+    from backends.common.action_cli import run_action
+
+    from .actions import GENERATE
     from .service import (
         CounterfactualRequest,
         RegionRequest,
         class_index,
-        generate,
         load_models,
         suggest_region,
     )
@@ -78,40 +76,25 @@ def run(args: argparse.Namespace) -> int:
                 mask = to_rgb_array(mask_path).max(-1) > 127
             request = CounterfactualRequest(image=image, mask=mask, target=args.target, num_samples=args.samples,
                                             num_inference_steps=args.steps, guidance_scale=args.scale,
-                                            start_fraction=args.tau, seed=args.seed)
-            result = run_to_result(generate(request, models=models))
+                                            start_fraction=args.tau, seed=args.seed, bridge=args.bridge,
+                                            classifier=args.classifier)
+            folder = args.out / path.stem
+            result, _ = run_action(GENERATE, request, folder)
         except InputError as e:
             failures += 1
             print(json.dumps({"image": path.name, "error": str(e)}))
             continue
-        folder = args.out / path.stem
-        write_run(result, folder)
         _print(path.name, result, folder)
     return 1 if failures else 0
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    """Run a run card's request again: the same image, mask, settings and models give the same pixels."""
-    from .outputs import write_run
-    from .service import CounterfactualRequest, generate, load_models
+    """Run a run card's request again (``iclr25-studio replay``): the same image, mask, settings and models
+    give the same pixels."""
+    from backends.common.action_cli import replay_card
 
-    try:
-        card = jsontext.loads(args.run.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise InputError(f"Cannot read the run card {args.run}: {e}.") from None
-    if not isinstance(card, dict):
-        raise InputError(f"{args.run} is not a run card (a JSON object, the run.json of a run).")
-    image_path = args.image or args.run.parent / "original.png"
-    mask_path = Path(args.mask) if args.mask else args.run.parent / "mask.png"
-    for what, path in (("image", image_path), ("mask", mask_path)):
-        if not path.is_file():
-            raise InputError(f"The run's {what} {path.name} is not beside {args.run.name}; give it with --{what}.")
-    models_used = card.get("models") or {}
-    models = load_models(models_used.get("bridge", args.bridge), models_used.get("classifier", args.classifier))
-    request = CounterfactualRequest.from_card(card, to_rgb_array(image_path), to_rgb_array(mask_path).max(-1) > 127)
-    result = run_to_result(generate(request, models=models))
-    write_run(result, args.out)
-    _print(image_path.name, result, args.out)
+    result, _ = replay_card(args.run, args.out)
+    _print(args.run.name, result, args.out)
     return 0
 
 

@@ -2,20 +2,18 @@
 
 A run folder holds ``original.png`` and ``mask.png`` (what the model saw, at its size),
 ``counterfactual_<k>.png``, ``difference_<k>.png`` (|Δ| summed over channels, scaled to the run's
-largest change), ``region.png`` (the original with the region's outline) and ``run.json``: the
-predictions, per-sample metrics, the settings and the models — the run card that
-``iclr25-studio counterfactual --run run.json`` reproduces pixel for pixel.
+largest change) and ``region.png`` (the original with the region's outline); ``Action.write_run``
+adds ``run.json`` (the request, the predictions and per-sample metrics), which
+``iclr25-studio replay run.json`` reproduces pixel for pixel.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from backends.common.files import write_text
 from backends.common.imageio import save_png
 
 if TYPE_CHECKING:
@@ -40,28 +38,15 @@ def region_outline(image: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def run_card(result: CounterfactualResult) -> dict:
-    """``run.json``: the result without pixels, plus the files and the command that reproduces them."""
-    files = {"original": "original.png", "mask": "mask.png", "region": "region.png",
-             "counterfactuals": [f"counterfactual_{k + 1}.png" for k in range(len(result.samples))],
-             "differences": [f"difference_{k + 1}.png" for k in range(len(result.samples))]}
-    return {**result.to_json(), "files": files,
-            "reproduce": "iclr25-studio counterfactual --run run.json --out <folder>  (original.png and mask.png "
-                         "beside run.json, or --image / --mask)"}
-
-
-def write_run(result: CounterfactualResult, folder: Path) -> dict[str, Path]:
-    """Every file of the run into ``folder``; returns name → path (``run`` is run.json)."""
+def write_files(result: CounterfactualResult, folder: Path) -> dict[str, Path]:
+    """Every image of the run into ``folder``; name → path (the run card is ``Action.write_run``'s)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    card = run_card(result)
     paths = {"original": save_png(result.original, folder / "original.png"),
              "mask": save_png((result.mask * 255).astype(np.uint8), folder / "mask.png")}
     for k, s in enumerate(result.samples):
-        paths[f"counterfactual_{k + 1}"] = save_png(s.image, folder / card["files"]["counterfactuals"][k])
+        paths[f"counterfactual_{k + 1}"] = save_png(s.image, folder / f"counterfactual_{k + 1}.png")
         paths[f"difference_{k + 1}"] = save_png(difference_map(s.image, result.original),
-                                                folder / card["files"]["differences"][k])
+                                                folder / f"difference_{k + 1}.png")
     paths["region"] = save_png(region_outline(result.original, result.mask), folder / "region.png")
-    paths["run"] = folder / "run.json"
-    write_text(paths["run"], json.dumps(card, indent=2))
     return paths

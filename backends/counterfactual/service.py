@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
 
 from backends.common.device import select_device
 from backends.common.errors import InputError
-from backends.common.imageio import to_rgb_array
+from backends.common.imageio import to_rgb_array, to_uint8
 from backends.common.modelbuild import cached_model
 from backends.common.ood import DomainCheck, check_inputs
 from backends.common.pipecopy import for_request
@@ -31,6 +31,7 @@ from .models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
 from .models import REAL_BRIDGE, REAL_CLASSIFIER, default_models  # noqa: F401 (re-exported)
 from .pipeline import RCSBPipeline
 from .regions import auto_region
+from .requests import CounterfactualRequest  # noqa: F401 (re-exported: the request of generate)
 
 
 @dataclass
@@ -104,11 +105,6 @@ def prepare_mask(mask, image_shape: tuple[int, int], size: int) -> np.ndarray:
 def to_tensor(image: np.ndarray, device) -> torch.Tensor:
     """uint8 H×W×3 → 1×3×H×W in [-1, 1]."""
     return torch.tensor(image).permute(2, 0, 1)[None].float().to(device) / 127.5 - 1.0
-
-
-def to_uint8(x: torch.Tensor) -> np.ndarray:
-    """B×3×H×W in [-1, 1] → B×H×W×3 uint8."""
-    return ((x.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
 
 
 def class_index(target: str | int, classes: tuple[str, ...]) -> int:
@@ -188,47 +184,6 @@ def suggest_region(request: RegionRequest, models: Models | None = None) -> Regi
 # --- generate ----------------------------------------------------------------------------------------
 
 @dataclass
-class CounterfactualRequest:
-    image: object  # path, PIL, or H×W×3 array
-    mask: object  # H×W (any size; > 0 = editable) — draw one or use suggest_region
-    target: str | int
-    num_samples: int = 2
-    num_inference_steps: int = 100
-    # the embedded models flip most often at s = 16 (a sweep of 1.5-32 on 20 held-out images, 30 calls:
-    # 0.40 / 0.75 / 0.80 / 0.90 / 0.80 for 1.5 / 4 / 8 / 16 / 32); bench.counterfactual reports the sweep
-    guidance_scale: float = 16.0
-    start_fraction: float = 0.6
-    seed: int = 0
-    guidance: str = "tweedie"
-    stabilize: bool = True
-    preview_every: int = 5
-
-    @classmethod
-    def from_card(cls, card: dict, image, mask) -> CounterfactualRequest:
-        """The request a ``run.json`` was made with, on its image and mask."""
-        settings = card.get("settings") if isinstance(card, dict) else None
-        names = {f.name for f in fields(cls)} - {"image", "mask"}
-        if not isinstance(settings, dict) or "target" not in settings or not set(settings) <= names:
-            raise InputError("That JSON is not a counterfactual run card (run.json with its 'settings').")
-        return cls(image=image, mask=mask, **settings)
-
-    def validate(self) -> None:
-        if not isinstance(self.num_samples, int) or not 1 <= self.num_samples <= 16:
-            raise InputError(f"Samples must be a whole number from 1 to 16, got {self.num_samples!r}.")
-        if not isinstance(self.num_inference_steps, int) or not 2 <= self.num_inference_steps <= 1000:
-            raise InputError(f"Steps must be a whole number from 2 to 1000, got {self.num_inference_steps!r}.")
-        if not 0.0 <= float(self.guidance_scale) <= 100.0:
-            raise InputError(f"Guidance scale must be between 0 and 100, got {self.guidance_scale}.")
-        if not 0.05 <= float(self.start_fraction) <= 1.0:
-            raise InputError(f"Start τ must be between 0.05 and 1, got {self.start_fraction}.")
-        if self.guidance not in ("tweedie", "noisy", "none"):
-            raise InputError(f"Guidance must be tweedie, noisy or none, got {self.guidance!r}.")
-        check_seed(self.seed)
-        if self.mask is None:
-            raise InputError("Draw the region that may change (or use the automatic region) first.")
-
-
-@dataclass
 class Sample:
     image: np.ndarray  # model-size uint8
     predicted: str
@@ -274,7 +229,7 @@ class CounterfactualResult:
 def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
              models: Models | None = None) -> Iterator[ProgressEvent | CounterfactualResult]:
     request.validate()
-    models = models or load_models()
+    models = models or load_models(request.bridge, request.classifier)
     start = time.perf_counter()
     target = class_index(request.target, models.classes)
     raw = to_rgb_array(request.image)

@@ -108,7 +108,7 @@ def test_counterfactual_batch_writes_files_for_each_image(tmp_path):
     lines = [json.loads(line) for line in res.stdout.strip().splitlines()]
     assert [line["image"] for line in lines] == ["cube.png", "torus.png"]
     for stem in ("cube", "torus"):
-        run = json.loads((out / stem / "run.json").read_text())
+        run = json.loads((out / stem / "run.json").read_text())["result"]  # the one run-card format
         assert run["target"] == "cone" and abs(run["region_area"] - 0.3) < 0.02
         assert run["samples"][0]["max_change_outside"] == 0
         assert (out / stem / "counterfactual_1.png").is_file()
@@ -159,7 +159,7 @@ def test_layout3d_cli_writes_every_stage(tmp_path):
     assert res.returncode == 0, res.stderr
     kinds = [json.loads(line)["kind"] for line in res.stdout.splitlines() if line.startswith("{\"stage\"")]
     assert kinds == ["empty", "insert", "move"]
-    assert (tmp_path / "out" / "stage02.png").exists() and (tmp_path / "out" / "stages.json").exists()
+    assert (tmp_path / "out" / "stage02.png").exists() and (tmp_path / "out" / "run.json").exists()
     bad = run_cli("layout3d", "--layout", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o2"))
     assert bad.returncode == 2 and "Cannot read layout" in bad.stderr
 

@@ -48,7 +48,7 @@ def test_generate_changes_only_the_region(client, tmp_path):
 
 
 def test_a_downloaded_run_card_reproduces_its_images_through_the_cli(client, tmp_path):
-    """Download from the tab, rerun with `iclr25-studio counterfactual --run run.json`, compare the pixels."""
+    """Download from the tab, rerun with `iclr25-studio replay run.json`, compare the pixels."""
     import json
     import shutil
     import subprocess
@@ -62,16 +62,18 @@ def test_a_downloaded_run_card_reproduces_its_images_through_the_cli(client, tmp
     for f in files:  # a person saves the downloads into one folder
         shutil.copy(f, downloads / Path(f).name)
     card = json.loads((downloads / "run.json").read_text())
-    assert card["settings"]["seed"] == 3 and card["settings"]["num_samples"] == 2 and card["models"]["bridge"] == BRIDGE
+    assert card["action"] == "counterfactual_generate" and card["request"]["bridge"] == BRIDGE
+    assert card["request"]["seed"] == 3 and card["request"]["num_samples"] == 2
+    assert card["result"]["models"]["bridge"] == BRIDGE
     assert {"difference_1.png", "region.png"} <= {p.name for p in downloads.iterdir()}
     out = tmp_path / "again"
-    res = subprocess.run([sys.executable, "-m", "app", "counterfactual", "--run", str(downloads / "run.json"),
+    res = subprocess.run([sys.executable, "-m", "app", "replay", str(downloads / "run.json"),
                           "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     for name in ("counterfactual_1.png", "counterfactual_2.png", "difference_1.png", "mask.png", "region.png"):
         assert np.array_equal(np.asarray(Image.open(out / name)), np.asarray(Image.open(downloads / name))), name
     again = json.loads((out / "run.json").read_text())
-    assert [s["predicted"] for s in again["samples"]] == [s["predicted"] for s in summary["samples"]]
+    assert [s["predicted"] for s in again["result"]["samples"]] == [s["predicted"] for s in summary["samples"]]
 
 
 def test_missing_region_is_a_clear_error(client, tmp_path):

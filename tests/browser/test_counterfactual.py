@@ -59,7 +59,7 @@ def test_draw_region_generate_and_flip_with_outside_unchanged(page):
     expect(status).to_contain_text(re.compile(r"\d/\d flipped"), timeout=180_000)
     expect(status).to_contain_text("max change outside the region: 0")
 
-    run = json.loads(download(page, "run.json"))
+    run = json.loads(download(page, "run.json"))["result"]  # the one run-card format: the result under "result"
     assert run["target"] == "cone" and run["original_prediction"] == "cube"
     assert any(s["flipped"] for s in run["samples"]), run["samples"]
     original = np.asarray(Image.open(io.BytesIO(download(page, "original.png"))).convert("RGB"))
