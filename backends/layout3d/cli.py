@@ -2,13 +2,14 @@
 
     iclr25-studio layout3d --layout scene.json --out results/
     iclr25-studio layout3d --layout scene.json --stages moved.json added.json --out results/
-    iclr25-studio layout3d --run downloads/stages.json --out again/      # replay a run card
+    iclr25-studio layout3d --run downloads/run.json --out again/      # replay a run card
 
 The first layout is generated as Build-A-Scene does (empty scene, then one stage per box); every
 ``--stages`` layout is the next edit (insert / change / move / remove boxes), earlier objects kept.
-``--run`` replays a stages.json (the tab's download or an earlier run) with its model and settings,
-stage by stage, to the same pixels. Writes stageNN.png, stageNN_depth16.png, stageNN_layout.json and
-stages.json to --out (``outputs.write_scene``, as the tab does); prints one JSON line per stage.
+``--run`` is ``iclr25-studio replay``: a scene's run.json (the tab's download or an earlier run; an
+older stages.json too) with its model, settings and layouts, stage by stage, to the same pixels.
+Writes stageNN.png, stageNN_depth16.png, stageNN_layout.json and the run card run.json to --out
+(the scene action's ``write_run``, as the tab does); prints one JSON line per stage.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .models import DEFAULT_MODEL, MODEL_CHOICES
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", type=Path, help="layout JSON: scene_prompt and boxes")
-    p.add_argument("--run", type=Path, help="a stages.json to replay (model, settings and every stage's layout)")
+    p.add_argument("--run", type=Path, help="a run.json to replay (as `iclr25-studio replay`: model, settings, layouts)")
     p.add_argument("--stages", type=Path, nargs="*", default=[], help="further layouts, one edit stage each")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     p.add_argument("--model", default=DEFAULT_MODEL, choices=MODEL_CHOICES)
@@ -49,30 +50,40 @@ def _layout(path: Path):
 
 
 def run(args: argparse.Namespace) -> int:
-    from backends.common.progress import run_to_result
+    from backends.common.action_cli import run_action
 
-    from .outputs import write_scene
-    from .service import SceneRequest, edit_scene, replay_scene, start_scene
+    from .actions import SCENE
+    from .requests import SceneRequest
 
     if args.run is not None:
-        try:
-            card = jsontext.loads(_read(args.run, "run card"))
-        except json.JSONDecodeError as e:
-            raise InputError(f"The run card {args.run} is not JSON ({e}).") from None
-        result = run_to_result(replay_scene(card))
+        result = _replay(args.run, args.out)
     else:
         if args.layout is None:
-            raise InputError("Give --layout (or --run with a stages.json to replay).")
-        first = _layout(args.layout)
-        later = [_layout(p) for p in args.stages]
-        req = SceneRequest(first, model=args.model, seed=args.seed, num_inference_steps=args.steps,
-                           guidance_scale=args.guidance, method=args.method)
-        result = run_to_result(start_scene(req))
-        for layout in later:
-            result = run_to_result(edit_scene(result.session, layout))
+            raise InputError("Give --layout (or --run with a run.json to replay).")
+        layouts = [_layout(args.layout), *(_layout(p) for p in args.stages)]
+        request = SceneRequest(layouts[-1], model=args.model, seed=args.seed, num_inference_steps=args.steps,
+                               guidance_scale=args.guidance, method=args.method, history=layouts[:-1])
+        result, _ = run_action(SCENE, request, args.out)
     if result.vocabulary_warning:
         print(json.dumps({"warning": result.vocabulary_warning}))
-    write_scene(result.stages, result.summary, args.out)
     for st in result.stages:
         print(json.dumps(st.summary()))
     return 0
+
+
+def _replay(card: Path, out: Path):
+    """A run.json through ``replay_card``; an older stages.json as the request it describes."""
+    from backends.common.action_cli import replay_card, run_action
+
+    from .actions import SCENE
+    from .uploads import request_from_stages_json
+
+    try:
+        data = jsontext.loads(_read(card, "run card"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"The run card {card} is not JSON ({e}).") from None
+    if isinstance(data, dict) and "stages" in data and "format" not in data:
+        return run_action(SCENE, request_from_stages_json(data), out)[0]
+    if isinstance(data, dict) and data.get("action") not in (None, SCENE.name):
+        raise InputError(f"{card.name} is a run card of '{data['action']}'; replay it with `iclr25-studio replay`.")
+    return replay_card(card, out)[0]

@@ -1,9 +1,11 @@
 """The 3D Layout capability's entry points: one call per user action, shared by tab, API, CLI and tests.
 
 * ``preview_depth(layout)`` — the cheap box-depth render of a layout (no model);
-* ``start_scene(request)`` / ``edit_scene(session, layout)`` / ``replay_scene(stages_json)`` —
-  generators of ``ProgressEvent`` ending in a ``SceneResult`` (the stages so far, the new ones
-  marked, and the run card that ``outputs.write_scene`` saves as stages.json);
+* ``run_scene(request)`` — the work of the scene action (``actions.SCENE``): the request's earlier
+  layouts (or the live scene it continues, ``sessions.continued``), then its layout, stage by stage;
+  a generator of ``ProgressEvent`` ending in a ``SceneResult`` (the stages, the new ones marked);
+* ``start_scene(request)`` / ``edit_scene(session, layout)`` — the same for a caller that keeps the
+  session itself (the benches);
 * ``load_pipeline(model_id)`` — a model, loaded once per process and kept;
 * ``warm_up(model_id)`` — load it and the ray caster ahead of the first action (the tab calls it
   on a background thread when the page opens, so the first *Generate* does not wait for them).
@@ -14,60 +16,39 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
-from backends.common.seeding import check_seed
 from backends.synth.scene import ROOMS
 
 from .attention import DSAConfig
 from .layout import Layout, preview_depth  # noqa: F401 (part of the capability's entry points)
 from .loading import ModelDefaults, load_for
-from .models import DEFAULT_MODEL, MODEL_CHOICES
+from .models import DEFAULT_MODEL
 from .outputs import scene_card
 from .pipeline import BuildAScenePipeline
-from .stages import METHODS, SceneSession, Stage, StageSettings
+from .requests import SceneRequest
+from .sessions import continued
+from .stages import SceneSession, Stage, StageSettings
 from .vocabulary import MAX_CLOSED_VOCABULARY, check_layout_words, vocabulary_check  # noqa: F401 (entry point)
 
 _LOCK = threading.Lock()  # one model, one set of attention processors: stages run one at a time
 _WARMED: set[str] = set()
 
 
-@dataclass
-class SceneRequest:
-    layout: Layout
-    model: str = DEFAULT_MODEL
-    seed: int = 0
-    num_inference_steps: int = 20
-    guidance_scale: float | None = None  # None: the model's default
-    method: str = "bas"
-    blend_fraction: float | None = None  # None: the model's default (published 0.9; embedded 0.95)
-    dsa_start_fraction: float = 0.5
-    dsa_masking: str = "multiply"
-
-    def validate(self) -> None:
-        if self.model not in MODEL_CHOICES:
-            raise InputError(f"Unknown model {self.model!r}; choose one of {', '.join(MODEL_CHOICES)}.")
-        check_seed(self.seed)
-        if self.method not in METHODS:
-            raise InputError(f"Method must be one of {', '.join(METHODS)}.")
-        if self.dsa_masking not in ("multiply", "neg_inf"):
-            raise InputError("DSA masking must be 'multiply' (the published code) or 'neg_inf'.")
-        if not 0.0 <= float(self.dsa_start_fraction) <= 1.0:
-            raise InputError("The DSA start must be a fraction of the steps between 0 and 1.")
-
-    def settings(self, defaults: ModelDefaults) -> StageSettings:
-        s = StageSettings(
-            num_inference_steps=int(self.num_inference_steps),
-            guidance_scale=float(defaults.guidance_scale if self.guidance_scale is None else self.guidance_scale),
-            seed=int(self.seed), method=self.method,
-            blend_fraction=float(defaults.blend_fraction if self.blend_fraction is None else self.blend_fraction),
-            dsa=DSAConfig(start_fraction=float(self.dsa_start_fraction), masking=self.dsa_masking),
-        )
-        s.validate()
-        return s
+def stage_settings(request: SceneRequest, defaults: ModelDefaults) -> StageSettings:
+    """The stages' settings of a request: its own, the model's defaults where it leaves them out."""
+    s = StageSettings(
+        num_inference_steps=int(request.num_inference_steps),
+        guidance_scale=float(defaults.guidance_scale if request.guidance_scale is None else request.guidance_scale),
+        seed=int(request.seed), method=request.method,
+        blend_fraction=float(defaults.blend_fraction if request.blend_fraction is None else request.blend_fraction),
+        dsa=DSAConfig(start_fraction=float(request.dsa_start_fraction), masking=request.dsa_masking),
+    )
+    s.validate()
+    return s
 
 
 @dataclass
@@ -78,7 +59,7 @@ class SceneResult:
     device: str
     seconds: float
     vocabulary_warning: str = ""
-    summary: dict = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)  # what the run card says of the scene (outputs.scene_card)
     session: SceneSession | None = None  # keep it to run the next stage
 
     @property
@@ -127,69 +108,78 @@ def _pipe_vocabulary(pipe: BuildAScenePipeline) -> frozenset[str] | None:
     return frozenset(tok.get_vocab()) - set(tok.all_special_tokens)
 
 
+def run_scene(request: SceneRequest, models: tuple[BuildAScenePipeline, ModelDefaults] | None = None,
+              cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
+    """Reach the request's layout: from the live scene it continues when this process holds it, else from
+    nothing through its earlier layouts (the same stages either way). Yields progress, then the result."""
+    request.validate()
+    t0 = time.perf_counter()
+    session = continued(request)
+    if session is not None:
+        layouts = [request.target()]
+    else:
+        yield ProgressEvent(0.0, f"loading {request.model}")
+        session = _new_session(request, models)
+        layouts = request.layouts()
+    yield from _run(session, layouts, cancel, t0, _vocab_warning(session.pipe, layouts[-1]))
+
+
 def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
-    """Empty scene, then one stage per box. Yields progress, then the result (which holds the session)."""
+    """Empty scene, then one stage per box (after the request's earlier layouts, if any)."""
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")
-    pipe, defaults = load_pipeline(request.model)
-    session = SceneSession(pipe, request.settings(defaults), defaults.size)
-    session.model_id = request.model
-    warning = _vocab_warning(pipe, request.layout)
-    yield from _run(session, [request.layout], cancel, t0, warning)
+    session = _new_session(request)
+    layouts = request.layouts()
+    yield from _run(session, layouts, cancel, t0, _vocab_warning(session.pipe, layouts[-1]))
 
 
 def edit_scene(session: SceneSession, layout: Layout, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
-    """The next stage(s): insert, change, move/resize/rotate or remove boxes; earlier objects kept."""
+    """The next stage(s) of a scene the caller keeps: insert, change, move/resize/rotate or remove boxes."""
     if session is None or not session.stages:
         raise InputError("Generate a scene first; the next stage builds on it.")
     yield from _run(session, [layout], cancel, time.perf_counter(), _vocab_warning(session.pipe, layout))
 
 
-def replay_scene(card: dict, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
-    """Rebuild a scene from its ``stages.json``: the same model and settings, stage by stage, same pixels."""
-    model, settings, layouts = read_card(card)
-    t0 = time.perf_counter()
-    yield ProgressEvent(0.0, f"loading {model}")
-    pipe, defaults = load_pipeline(model)
-    session = SceneSession(pipe, settings, defaults.size)
-    session.model_id = model
-    yield from _run(session, layouts, cancel, t0, _vocab_warning(pipe, layouts[-1]))
+def scene_request(session: SceneSession, layout: Layout | None = None, scene_key: str = "") -> SceneRequest:
+    """The request that reaches ``layout`` from this scene (its model, settings and every stage's layout);
+    without ``layout``, the request whose replay is the scene itself (its last stage after the others)."""
+    if session.request is None:
+        raise InputError("This scene was not made from a request; it cannot be continued or replayed.")
+    layouts = [st.layout.to_dict() for st in session.stages]
+    if layout is None:
+        return replace(session.request, layout=layouts[-1], history=layouts[:-1], scene_key=scene_key)
+    return replace(session.request, layout=layout.to_dict(), history=layouts, scene_key=scene_key)
 
 
-def read_card(card: dict) -> tuple[str, StageSettings, list[Layout]]:
-    """The model, settings and stage layouts of a ``stages.json``; InputError when it is not one."""
-    try:
-        model, raw, stages = card["model"], dict(card["settings"]), card["stages"]
-        dsa = DSAConfig(**raw.pop("dsa"))
-        settings = StageSettings(**raw, dsa=dsa)
-        layouts = [Layout.from_json(st["layout"]) for st in stages]
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
-        if isinstance(e, InputError):
-            raise
-        raise InputError("That JSON is not a 3D Layout run card (stages.json with model, settings and stages).") from None
-    if model not in MODEL_CHOICES:
-        raise InputError(f"The run card names the model {model!r}; this suite knows {', '.join(MODEL_CHOICES)}.")
-    if not layouts or layouts[0].boxes:
-        raise InputError("A run card's first stage is the empty scene.")
-    settings.validate()
-    return model, settings, layouts
+def scene_result(session: SceneSession) -> SceneResult:
+    """The scene as it is, as a result that made nothing new (what *Go back* shows and writes)."""
+    return SceneResult(session.stages, [], session.model_id, str(session.pipe.device), 0.0, "",
+                       scene_card(session), session)
+
+
+def _new_session(request: SceneRequest, models=None) -> SceneSession:
+    pipe, defaults = models if models is not None else load_pipeline(request.model)
+    session = SceneSession(pipe, stage_settings(request, defaults), defaults.size)
+    session.model_id, session.request = request.model, request
+    return session
 
 
 def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning) -> Iterator[ProgressEvent | SceneResult]:
     """Reach each layout in turn; the stages stream their previews through ``callback_on_step_end``."""
-    before = len(session.stages)
+    box = {"before": len(session.stages)}
 
     def work(report):
         with _LOCK:  # one model, one set of attention processors: stages run one at a time
             for layout in layouts:
+                box["before"] = len(session.stages)
                 session.edit(layout, report, cancel)
 
     for item in stream_reports(work, cancel):
         if isinstance(item, ProgressEvent):
             yield item
     stages = session.stages
-    yield SceneResult(stages, list(range(before, len(stages))), session.model_id, str(session.pipe.device),
+    yield SceneResult(stages, list(range(box["before"], len(stages))), session.model_id, str(session.pipe.device),
                       time.perf_counter() - t0, warning, scene_card(session), session)
 
 

@@ -1,18 +1,27 @@
 """Where the server keeps each user's scene between stages, within a memory budget.
 
 A scene holds tensors — every stage's trajectory and recorded self-attention keys/values — so
-scenes live here, keyed by the browser session, not in ``gr.State``. When the scenes together pass
+scenes live here, keyed by a key the tab keeps per browser session (the tensors never go into
+``gr.State``). When the scenes together pass
 the budget, the least recently used ones are dropped, and their owners are told so when they come
-back (``SceneExpired``: reload the scene's stages.json), instead of failing somewhere later.
+back (``SceneExpired``: reload the scene's run.json), instead of failing somewhere later.
+
+:func:`continued` is how a stage's work finds the scene it continues: the request names the live
+scene (``scene_key``) and also holds everything a replay needs, so a scene this process no longer
+holds (dropped, or the work runs elsewhere) is recomputed from the request — the same pixels, slower.
 """
 
 from __future__ import annotations
+
+import threading
 
 import torch
 
 from backends.common.errors import InputError
 from backends.common.session_store import SessionStore
 
+from .layout import Layout
+from .requests import SceneRequest
 from .stages import SceneSession
 
 DEFAULT_BUDGET_MB = 1024
@@ -23,7 +32,7 @@ class SceneExpired(InputError):
 
     def __init__(self, budget_mb: float):
         super().__init__(f"This scene expired: the server keeps scenes within {budget_mb:.0f} MB and dropped it "
-                         "for newer ones. Reload its stages.json (Rebuild from stages.json) to continue from it.")
+                         "for newer ones. Reload its run.json (Rebuild from run.json) to continue from it.")
 
 
 def scene_bytes(session: SceneSession) -> int:
@@ -50,3 +59,40 @@ class SceneStore(SessionStore[SceneSession]):
         self.budget_mb = float(budget_mb)
         super().__init__(budget_bytes=self.budget_mb * 2**20, size_of=scene_bytes,
                          expired=lambda key: SceneExpired(self.budget_mb))
+
+
+_STORE: SceneStore | None = None
+_STORE_LOCK = threading.Lock()
+
+
+def live_scenes() -> SceneStore:
+    """This process's scenes, by the key the tab keeps per browser session (budget: the settings')."""
+    global _STORE
+    with _STORE_LOCK:
+        if _STORE is None:
+            from backends.common.settings import get_settings
+
+            _STORE = SceneStore(get_settings().layout3d_scene_memory_mb)
+        return _STORE
+
+
+def continued(request: SceneRequest) -> SceneSession | None:
+    """A fork of the live scene ``request`` goes on from, when this process holds it with the request's model,
+    settings and earlier layouts (then only the new stages run); ``None``: the history is to be recomputed."""
+    if not request.scene_key:
+        return None
+    try:
+        session = live_scenes().get(request.scene_key)
+    except SceneExpired:
+        return None
+    if session is None or session.request is None or session.request.settings_key() != request.settings_key():
+        return None
+    earlier = request.earlier()
+    if len(earlier) != len(session.stages) or not all(
+            _same(a, st.layout) for a, st in zip(earlier, session.stages, strict=True)):
+        return None
+    return session.fork()
+
+
+def _same(a: Layout, b: Layout) -> bool:
+    return a.scene_prompt == b.scene_prompt and a.boxes == b.boxes

@@ -14,6 +14,7 @@ step), so later stages replay it instead of regenerating it:
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -30,8 +31,8 @@ from .attention import DSAConfig, cross_attention_map
 from .layout import Layout
 from .move import match_boxes, segment_object, warp_object
 from .pipeline import BuildASceneOutput, BuildAScenePipeline, StageCache, to_uint8
+from .requests import METHODS
 
-METHODS = ("bas", "masactrl", "blend")
 # Decoding x̂0 costs about 40% of a denoising step of the embedded model; a preview every 5th step
 # (and the last) keeps the picture moving at a tenth of that cost. Progress is still reported every step.
 PREVIEW_EVERY = 5
@@ -92,12 +93,21 @@ class SceneSession:
         self.noise = pipe.prepare_latents(1, size, size, torch.Generator().manual_seed(int(settings.seed)))
         self.stages: list[Stage] = []
         self.model_id = pipe.name  # the registered id, set by the service
+        self.request = None  # the SceneRequest whose model and settings these are (set by the service)
         self.preview_every = PREVIEW_EVERY  # decode x̂0 for a preview every this many steps (and the last)
         self._on_step: Callable | None = None  # the running stage's callback_on_step_end
 
     @property
     def last(self) -> Stage:
         return self.stages[-1]
+
+    def fork(self) -> SceneSession:
+        """A scene with the same stages that goes on by itself (the stages' tensors are shared, never changed):
+        a stage run on it, stopped or failed, leaves this one as it was."""
+        other = copy.copy(self)
+        other.stages = list(self.stages)
+        other._on_step = None
+        return other
 
     def go_back(self, index: int) -> Stage:
         if not 0 <= index < len(self.stages):

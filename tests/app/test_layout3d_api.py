@@ -26,12 +26,12 @@ def test_depth_preview_is_cheap_and_validates(client):
 
 
 def test_generate_next_stage_and_go_back(client):
-    _, image, history, status, summary, files = client.predict(json.dumps(LAYOUT), *ARGS,
+    _, status, image, history, summary, files = client.predict(json.dumps(LAYOUT), *ARGS,
                                                                api_name="/layout3d_generate")
     assert [s["kind"] for s in summary["stages"]] == ["empty", "insert", "insert"]
     assert "layout3d-embedded" in status and "cpu" in status
     names = {Path(f).name for f in files}
-    assert {"stage02.png", "stage02_depth16.png", "stage02_layout.json", "stages.json"} <= names
+    assert {"stage02.png", "stage02_depth16.png", "stage02_layout.json", "run.json"} <= names
     raw = np.asarray(Image.open(next(f for f in files if f.endswith("stage02.png"))))
     assert raw.shape == (64, 64, 3)
     depth16 = np.asarray(Image.open(next(f for f in files if f.endswith("_depth16.png"))))
@@ -39,7 +39,7 @@ def test_generate_next_stage_and_go_back(client):
 
     moved = json.loads(json.dumps(LAYOUT))
     moved["boxes"][1]["center"] = [0.35, 0.9, 0.35]
-    _, _, history, status, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
+    _, status, _, history, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
     assert [s["kind"] for s in summary["stages"]][-1] == "move" and len(history) == 4
     text, _, history, _, summary, _, *_ = client.predict(2, False, api_name="/layout3d_go_back")
     assert len(summary["stages"]) == 3 and json.loads(text)["boxes"][1]["center"][0] == 0.65
@@ -64,8 +64,9 @@ def test_next_stage_before_generate_is_a_clear_error(live_app):
 ONE_BOX = {"scene_prompt": SCENE, "boxes": [LAYOUT["boxes"][0]]}
 
 
-def test_a_downloaded_stages_json_reproduces_the_scene_through_the_cli(client, tmp_path):
-    """Download from the tab (generate + a move), rerun with `iclr25-studio layout3d --run`, compare pixels."""
+def test_a_downloaded_run_card_reproduces_its_images_through_the_cli(client, tmp_path):
+    """Download from the tab (generate + a move), rerun with `iclr25-studio replay run.json` (and the old
+    `layout3d --run` flag), compare the pixels: the card of a later stage holds the whole scene."""
     import shutil
     import subprocess
     import sys
@@ -79,46 +80,52 @@ def test_a_downloaded_stages_json_reproduces_the_scene_through_the_cli(client, t
     assert summary["settings"]["seed"] == 5 and summary["settings"]["num_inference_steps"] == 4
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    for f in files:
+    for f in files:  # a person saves the downloads into one folder
         shutil.copy(f, downloads / Path(f).name)
-    out = tmp_path / "again"
-    res = subprocess.run([sys.executable, "-m", "app", "layout3d", "--run", str(downloads / "stages.json"),
-                          "--out", str(out)], capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr
-    for name in ("stage02.png", "stage02_depth16.png"):
-        assert np.array_equal(np.asarray(Image.open(out / name)), np.asarray(Image.open(downloads / name))), name
-    again = json.loads((out / "stages.json").read_text())
-    assert again["settings"] == summary["settings"] and [s["layout"] for s in again["stages"]] == \
-        [s["layout"] for s in summary["stages"]]
+    card = json.loads((downloads / "run.json").read_text())
+    assert card["action"] == "layout3d_scene" and card["request"]["model"] == "layout3d-embedded"
+    assert card["request"]["seed"] == 5 and card["request"]["num_inference_steps"] == 4
+    assert len(card["request"]["history"]) == 2 and card["request"]["history"][0]["boxes"] == []
+    assert card["result"]["new"] == [2] and card["result"]["stages"][2]["kind"] == "move"
+    for command, out in ((["replay", str(downloads / "run.json")], tmp_path / "again"),
+                         (["layout3d", "--run", str(downloads / "run.json")], tmp_path / "flag")):
+        res = subprocess.run([sys.executable, "-m", "app", *command, "--out", str(out)], capture_output=True,
+                             text=True, timeout=600)
+        assert res.returncode == 0, res.stderr
+        for name in ("stage02.png", "stage02_depth16.png"):
+            assert np.array_equal(np.asarray(Image.open(out / name)), np.asarray(Image.open(downloads / name))), name
+        again = json.loads((out / "run.json").read_text())
+        assert again["request"] == card["request"] and again["result"]["settings"] == summary["settings"]
+        assert [s["layout"] for s in again["result"]["stages"]] == [s["layout"] for s in summary["stages"]]
 
 
-def test_an_expired_scene_says_so_and_rebuilds_from_its_stages_json(live_app, tmp_path):
-    """A scene dropped for memory is reported as expired, not as a later failure; its stages.json brings it back."""
+def test_an_expired_scene_says_so_and_rebuilds_from_its_run_card(live_app, tmp_path):
+    """A scene dropped for memory is reported as expired, not as a later failure; its run.json brings it back."""
     import shutil
 
     from gradio_client import Client, handle_file
 
-    import app.tabs.layout3d as tab
+    from backends.layout3d import sessions
     from backends.layout3d.sessions import SceneStore
 
-    saved, tab._STORE = tab._STORE, SceneStore(budget_mb=0.5)  # room for one small scene
+    saved, sessions._STORE = sessions._STORE, SceneStore(budget_mb=0.5)  # room for one small scene
     try:
         alice, bob = Client(live_app[1], verbose=False), Client(live_app[1], verbose=False)
         args = ("layout3d-embedded", 1, 3, 3.0, "bas", 0.9, 0.5, "multiply", False)
         *_, files = alice.predict(json.dumps(ONE_BOX), *args, api_name="/layout3d_generate")
-        card = tmp_path / "stages.json"
-        shutil.copy(next(f for f in files if f.endswith("stages.json")), card)
+        card = tmp_path / "run.json"
+        shutil.copy(next(f for f in files if f.endswith("run.json")), card)
         bob.predict(json.dumps(ONE_BOX), *args, api_name="/layout3d_generate")
         moved = json.loads(json.dumps(ONE_BOX))
         moved["boxes"][0]["center"] = [-0.2, 0.9, 0.35]
-        with pytest.raises(Exception, match="This scene expired.*Reload its stages.json"):
+        with pytest.raises(Exception, match="This scene expired.*Reload its run.json"):
             alice.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
         *_, summary, _, text = alice.predict(handle_file(str(card)), False, api_name="/layout3d_rebuild")
         assert [s["kind"] for s in summary["stages"]] == ["empty", "insert"] and json.loads(text)["boxes"]
         *_, summary, _ = alice.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
         assert [s["kind"] for s in summary["stages"]] == ["empty", "insert", "move"]
     finally:
-        tab._STORE = saved
+        sessions._STORE = saved
 
 
 def test_the_depth_preview_answers_while_another_user_generates(client, live_app):
@@ -162,7 +169,7 @@ def test_layout_json_of_the_wrong_shape_is_a_clear_error_everywhere(client, tmp_
     with pytest.raises(Exception, match="not valid JSON") as e:
         client.predict(handle_file(str(deep)), api_name="/layout3d_load")
     assert "Internal error" not in str(e.value)
-    with pytest.raises(Exception, match="not a readable stages.json") as e:
+    with pytest.raises(Exception, match="not a readable run card") as e:
         client.predict(handle_file(str(deep)), False, api_name="/layout3d_rebuild")
     assert "Internal error" not in str(e.value)
 

@@ -155,7 +155,7 @@ def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
         expect(page.locator(output)).not_to_contain_text("Error")  # no error badge over valid outputs
     expect(page.locator("#l3d-image img")).to_be_visible()
     expect(page.locator("#l3d-history img")).to_have_count(2)
-    expect(page.locator('#l3d-files a[download="stages.json"]')).to_have_count(1)
+    expect(page.locator('#l3d-files a[download="run.json"]')).to_have_count(1)
 
     page.locator("#l3d-history img").first.click()  # stage 0, the empty scene
     page.locator("#l3d-back").click()
