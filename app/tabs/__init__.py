@@ -1,7 +1,10 @@
-"""The tabs of the app, in display order. Adding a tab is one line in ``all_tabs``: its module's ``TAB``."""
+"""The tabs of the app, in display order: one per capability of ``backends.CAPABILITIES`` (its module
+``app/tabs/<capability>.py``, or a package there, exposes ``TAB``), then the System tab. A new capability's
+tab appears when its name is added to ``CAPABILITIES``."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,14 +19,8 @@ class TabSpec:
 
 
 def all_tabs() -> list[TabSpec]:
-    from . import avatar, counterfactual, games, layout3d, system, textedit, videodepth
+    from backends import CAPABILITIES
 
-    return [
-        layout3d.TAB,
-        counterfactual.TAB,
-        textedit.TAB,
-        avatar.TAB,
-        videodepth.TAB,
-        games.TAB,
-        system.TAB,
-    ]
+    from . import system
+
+    return [importlib.import_module(f"{__name__}.{name}").TAB for name in CAPABILITIES] + [system.TAB]
