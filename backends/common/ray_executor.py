@@ -66,6 +66,7 @@ class RayExecutor:
         from .settings import get_settings
 
         if not ray.is_initialized():
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # as everywhere in the suite: nothing leaves
             init_kwargs.setdefault("namespace", "iclr25-studio")
             ray.init(address=address, **init_kwargs)
         self._gpus = int(ray.cluster_resources().get("GPU", 0))
@@ -228,7 +229,11 @@ def _answer(ref, timeout: float):
         return ray.get(ref, timeout=timeout)
     except rex.RayTaskError as e:  # the actor's method raised (e.g. an unknown action): that error
         cause = getattr(e, "cause", None)
-        raise (cause if isinstance(cause, Exception) else StudioError(str(e))) from None
+        if isinstance(cause, Exception) and not isinstance(cause, rex.RayError):
+            raise cause from None
+        first = str(cause or e).strip().splitlines()[0] if str(cause or e).strip() else type(e).__name__
+        raise StudioError(f"The Ray worker could not run this job ({first}): does every machine of the cluster "
+                          "have this project, the same version, installed?") from e
     except rex.GetTimeoutError as e:
         raise WorkerLost("The worker running this job stopped answering; run it again.") from e
     except (rex.RayActorError, rex.WorkerCrashedError, rex.NodeDiedError, rex.ObjectLostError,

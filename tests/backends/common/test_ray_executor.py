@@ -17,18 +17,13 @@ import pytest
 from backends.common.errors import Cancelled, InputError, ModelMissingError
 from backends.common.executor import InProcess, current_executor, use_executor
 from backends.common.progress import CancelToken, ProgressEvent
-from tests.backends.common.toy_action import TOY, ToyRequest
+from tests.backends.common.toy_action import TOY, run_all, toy_request
 
 ray = pytest.importorskip("ray")
 
 pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "app" / "static" / "examples"
-
-
-def toy_request(**changes) -> ToyRequest:
-    image = (np.random.default_rng(5).random((12, 10, 3)) * 255).astype(np.uint8)
-    return dataclasses.replace(ToyRequest(image=image, steps=4, seed=7), **changes)
 
 
 def counterfactual_request():
@@ -54,13 +49,14 @@ ACTIONS = [
     ("counterfactual_generate", counterfactual_request),
 ]
 
-IGNORED = {"seconds", "pid", "loads"}  # where and how long it ran, not what it made
+IGNORED = {"seconds", "pid", "loads", "where"}  # where and how long it ran, not what it made
 
 
 @pytest.fixture(scope="module")
 def executor():
     from backends.common.ray_executor import RayExecutor
 
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="iclr25-studio-test")
     try:
         executor = RayExecutor()
@@ -68,16 +64,6 @@ def executor():
         executor.close()
     finally:
         ray.shutdown()
-
-
-def run_all(iterator):
-    events, result = [], None
-    for item in iterator:
-        if isinstance(item, ProgressEvent):
-            events.append(item)
-        else:
-            result = item
-    return events, result
 
 
 def assert_same(a, b, where="result"):

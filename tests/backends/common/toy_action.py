@@ -7,6 +7,7 @@ fail with an error whose constructor does not take its message (``ModelMissingEr
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ import numpy as np
 from backends.common.action import Action
 from backends.common.errors import Cancelled, InputError, ModelMissingError
 from backends.common.progress import CancelToken, ProgressEvent
+from backends.common.settings import get_settings
 
 LOADS: list[int] = []  # one entry per model this process built
 _MODEL: dict[str, np.ndarray] = {}
@@ -40,6 +42,7 @@ class ToyResult:
     total: float
     pid: int  # the process that ran the work
     loads: int  # models built in that process so far
+    where: dict  # the GPU Ray gave that process and the device setting it ran with
 
 
 def _load(request: ToyRequest):
@@ -61,8 +64,25 @@ def _work(request: ToyRequest, weights, cancel: CancelToken | None):
         yield ProgressEvent((step + 1) / request.steps, f"toy step {step + 1}/{request.steps}",
                             preview=picture.astype(np.uint8))
     out = picture.astype(np.uint8)
-    yield ToyResult(out, np.bincount(out.ravel(), minlength=256), float(picture.sum()), os.getpid(), len(LOADS))
+    where = {"cuda": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "device": get_settings().device}
+    yield ToyResult(out, np.bincount(out.ravel(), minlength=256), float(picture.sum()), os.getpid(), len(LOADS), where)
 
 
 TOY = Action(name="toy_paint", capability="toy", request_type=ToyRequest, work=_work, load=_load,
              summary=lambda result: {"total": result.total}, description="a toy heavy action")
+
+
+def toy_request(**changes) -> ToyRequest:
+    image = (np.random.default_rng(5).random((12, 10, 3)) * 255).astype(np.uint8)
+    return dataclasses.replace(ToyRequest(image=image, steps=4, seed=7), **changes)
+
+
+def run_all(iterator) -> tuple[list[ProgressEvent], object]:
+    """An action's events and its result."""
+    events, result = [], None
+    for item in iterator:
+        if isinstance(item, ProgressEvent):
+            events.append(item)
+        else:
+            result = item
+    return events, result
