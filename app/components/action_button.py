@@ -39,33 +39,51 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     """Wire ``trigger`` (a listener such as ``button.click``) to run ``action``; returns the dependency.
 
     ``to_request(*input values)`` makes the request (raise ``InputError`` to refuse it); ``show(request,
-    result, paths)`` returns ``(status text, *values for outputs)``. The event's outputs are
-    ``[preview?, status, *outputs]``. ``stopped`` is the status text after a Stop, or a function of the
-    request giving ``(status text, *values for outputs)``. ``folder(request)`` is where the run is
-    written (default: a new served output folder of the capability).
+    result, paths)`` returns ``(status text, *values for the other outputs)``. The event's outputs are
+    ``outputs`` in the order given, so an API keeps its order: ``status`` and ``preview`` may stand
+    anywhere in it (where they are not in it, they go first: ``[preview?, status, *outputs]``); the values
+    of ``show`` and ``stopped`` are for the outputs other than those two, in order. ``stopped`` is the
+    status text after a Stop, or a function of the request giving ``(status text, *values)``.
+    ``folder(request)`` is where the run is written (default: a new served output folder of the capability).
     """
-    n_out = len(outputs)
-    head = 1 if preview is not None else 0
-    keep = (gr.update(),) * n_out
+    order = list(outputs)
+    if not any(c is status for c in order):
+        order.insert(0, status)
+    if preview is not None and not any(c is preview for c in order):
+        order.insert(0, preview)
+    at_status = next(i for i, c in enumerate(order) if c is status)
+    at_preview = next((i for i, c in enumerate(order) if c is preview), None) if preview is not None else None
+    others = [i for i in range(len(order)) if i not in (at_status, at_preview)]
+    keep = (gr.update(),) * len(others)
+
+    def row(text=None, picture=None, rest=keep) -> tuple:
+        """One value per output: the status text, the preview, and the others in order (None: unchanged)."""
+        out = [gr.update()] * len(order)
+        out[at_status] = gr.update() if text is None else text
+        if at_preview is not None and picture is not None:
+            out[at_preview] = picture
+        for i, v in zip(others, rest, strict=True):
+            out[i] = v
+        return tuple(out)
 
     def handler(*args):
-        *values, request, progress = args
-        req = to_request(*values)
+        *inputs_given, request, progress = args
+        req = to_request(*inputs_given)
         token = CANCELS.start(request, action.name)
         try:
-            text = running(req) if callable(running) else running
-            yield (*(gr.update(),) * head, text, *keep)
+            yield row(running(req) if callable(running) else running)
             for kind, item in stream(action.run(req, token), progress):
                 if kind == "preview":
                     if preview is not None:
-                        yield (to_preview(item), gr.update(), *keep)
+                        yield row(picture=to_preview(item))
                 else:
                     where = folder(req) if folder is not None else new_output_dir(action.capability)
                     paths = action.write_run(req, item, where)
-                    yield (*(gr.update(),) * head, *show(req, item, paths))
+                    text, *rest = show(req, item, paths)
+                    yield row(text, rest=rest)
         except Cancelled:
-            after = stopped(req) if callable(stopped) else (stopped, *keep)
-            yield (*(gr.update(),) * head, *after)
+            text, *rest = stopped(req) if callable(stopped) else (stopped, *keep)
+            yield row(text, rest=rest)
         finally:
             CANCELS.finish(request, action.name, token)
 
@@ -77,8 +95,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     handler.__name__ = f"on_{action.name}"
     handler.__doc__ = action.description or None
     listen_kwargs.setdefault("concurrency_id", "gpu" if action.heavy else f"{action.capability}-light")
-    dependency = listen(trigger, user_errors(handler), status=status, inputs=list(inputs),
-                        outputs=[*([preview] if preview is not None else []), status, *outputs],
+    dependency = listen(trigger, user_errors(handler), status=status, inputs=list(inputs), outputs=order,
                         api_name=api_name or action.name, **listen_kwargs)
     if stop is not None:
         bind_stop(stop, action, status)
