@@ -32,8 +32,9 @@ def test_example_estimate_run_and_raw_outputs(client):
         handle_file(clip), *settings(max_frames=40), api_name="/videodepth_run")
     assert status.startswith("**Done:** 40 frame(s) at 64×64") and MODEL in status and "cpu" in status
     assert summary["frames"] == 40 and summary["baseline_flicker"] >= 0
-    names = sorted(Path(f).name for f in files)
-    assert names == ["depth_png16.zip", "depth_side_by_side.mp4", "disparity.npz"]
+    names = sorted(Path(f).name for f in files)  # the outputs, and the run card with the input it replays from
+    assert names == ["depth_png16.zip", "depth_side_by_side.mp4", "disparity.npz", f"input_{Path(clip).name}",
+                     "run.json"]
     with zipfile.ZipFile(next(f for f in files if f.endswith(".zip"))) as z:
         assert len(z.namelist()) == 40
         png = np.asarray(Image.open(io.BytesIO(z.read("depth_00007.png"))))
@@ -62,6 +63,34 @@ def test_example_estimate_run_and_raw_outputs(client):
         client.predict(99, api_name="/videodepth_point_cloud")
 
 
+def test_a_downloaded_run_card_replays_to_the_same_disparity(client, tmp_path):
+    """Download every file of a run into one folder, `iclr25-studio replay run.json --out again`: the same depth."""
+    import shutil
+    import subprocess
+    import sys
+
+    clip = example(client, "room B · 48 frames")
+    *_, files, _, summary = client.predict(handle_file(clip), *settings(max_frames=24, baseline=4),
+                                           api_name="/videodepth_run")
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    for f in files:  # a person saves the downloads into one folder
+        shutil.copy(f, downloads / Path(f).name)
+    card = json.loads((downloads / "run.json").read_text())
+    assert card["action"] == "videodepth_estimate_depth" and card["request"]["model_id"] == MODEL
+    assert card["request"]["max_frames"] == 24 and card["request"]["out_dir"] == {"$output": True}
+    assert card["request"]["input_path"] == {"$file": f"input_{Path(clip).name}"}
+    assert card["result"]["frames"] == summary["frames"] == 24
+    out = tmp_path / "again"
+    res = subprocess.run([sys.executable, "-m", "app", "replay", str(downloads / "run.json"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    disparity = np.load(downloads / "disparity.npz")["disparity"]
+    assert disparity.shape == (24, 64, 64) and np.array_equal(np.load(out / "disparity.npz")["disparity"], disparity)
+    again = json.loads((out / "run.json").read_text())
+    assert again["result"]["flicker"] == pytest.approx(summary["flicker"]) and again["request"] == card["request"]
+
+
 def test_bad_inputs_are_clear_and_the_session_goes_on(client, tmp_path):
     bad = tmp_path / "broken.mp4"
     bad.write_bytes(b"\x00" * 500)
@@ -76,7 +105,7 @@ def test_bad_inputs_are_clear_and_the_session_goes_on(client, tmp_path):
     photo = tmp_path / "photo.png"
     Image.fromarray(np.random.default_rng(0).integers(0, 255, (48, 80, 3), dtype=np.uint8)).save(photo)
     _, status, _, files, *_ = client.predict(handle_file(str(photo)), *settings(), api_name="/videodepth_run")
-    assert status.startswith("**Done:** 1 frame(s) at 64×32") and len(files) == 3
+    assert status.startswith("**Done:** 1 frame(s) at 64×32") and len(files) == 5  # 3 outputs, the card, the input
 
 
 def is_image(value) -> bool:
