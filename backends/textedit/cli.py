@@ -5,19 +5,19 @@
     iclr25-studio textedit edit --text cat --new-text dog --layers 3,4 --out out/
     iclr25-studio textedit protect --text idiot --block-list idiot,jerk --out out/
     iclr25-studio textedit finetune --target localized --train-steps 60 --out out/   # adapter.safetensors
-    iclr25-studio textedit edit --card out/card.json --out again/                   # reproduce a run card
+    iclr25-studio textedit edit --card out/run.json --out again/                    # reproduce a run card
 
-Each writes PNGs, result.json and card.json to --out (see ``outputs.py``) and prints result.json's
-numbers as one JSON line. Options given with --card override the card's values.
+Each runs the tab's action (``actions.py``), writes PNGs, result.json and the run card run.json to
+--out (see ``outputs.py``) and prints result.json's numbers as one JSON line. ``--card`` replays a
+run card as ``iclr25-studio replay`` does; options given with it override the card's values.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 from pathlib import Path
 
-from backends.common import jsontext
 from backends.common.errors import InputError
 
 from .models import DEFAULT_MODEL, MODEL_CHOICES
@@ -27,7 +27,7 @@ ACTIONS = ("generate", "localize", "edit", "protect", "finetune")
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--card", type=Path, help="a run card (card.json) to reproduce; other options override it")
+    p.add_argument("--card", type=Path, help="a run card (run.json) to reproduce; other options override it")
     p.add_argument("--model", choices=MODEL_CHOICES, help=f"model (default {DEFAULT_MODEL})")
     p.add_argument("--template", help='prompt template (default "a sign that says")')
     p.add_argument("--seed", type=int)
@@ -77,28 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ft.add_argument("--eval-words", dest="eval_words", type=int)
 
 
-def request_from(args: argparse.Namespace):
-    """The action's request: the card's values (if any), then every option given on the command line."""
-    from .edit import EditRequest
-    from .localize import LocalizeRequest
-    from .lora import FinetuneRequest
-    from .protect import ProtectRequest
-    from .service import GenerateRequest
-
-    cls = {"generate": GenerateRequest, "localize": LocalizeRequest, "edit": EditRequest, "protect": ProtectRequest,
-           "finetune": FinetuneRequest}[args.textedit_action]
-    values: dict = {}
-    if args.card is not None:
-        try:
-            card = jsontext.loads(args.card.read_text())
-        except (OSError, ValueError) as e:
-            raise InputError(f"Cannot read the run card {args.card}: {e}.") from None
-        if not isinstance(card, dict) or not isinstance(card.get("request", {}), dict):
-            raise InputError(f"{args.card} is not a run card (a JSON object with 'action' and 'request').")
-        if card.get("action") != args.textedit_action:
-            raise InputError(f"The run card is of a {card.get('action')!r} run, not {args.textedit_action!r}.")
-        values.update(card.get("request", {}))
-    names = set(cls.__dataclass_fields__)
+def _options(args: argparse.Namespace, cls: type) -> dict:
+    """The request fields given on the command line."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    values = {}
     for key, value in vars(args).items():
         if key in names and value is not None:
             if key in ("layers", "block_list"):
@@ -109,28 +91,43 @@ def request_from(args: argparse.Namespace):
                 except ValueError:
                     raise InputError("--region takes four whole numbers: x0,y0,x1,y1.") from None
             values[key] = value
-    if "text" in names and not values.get("text"):
-        raise InputError("Give the text to write: --text WORD (or a run card).")
-    return cls.from_dict(values)
+    return values
+
+
+def request_from(args: argparse.Namespace):
+    """The action's request: the card's (if any), then every option given on the command line."""
+    from backends.common.runcard import read_card
+
+    from .actions import BY_VERB
+
+    action = BY_VERB[args.textedit_action]
+    values = _options(args, action.request_type)
+    if args.card is None:
+        if "text" in {f.name for f in dataclasses.fields(action.request_type)} and not values.get("text"):
+            raise InputError("Give the text to write: --text WORD (or a run card).")
+        return action.request_type.from_dict(values)
+    card = read_card(args.card)
+    if card["action"] != action.name:
+        raise InputError(f"The run card is of a {card['action'].removeprefix('textedit_')!r} run, "
+                         f"not {args.textedit_action!r}.")
+    return dataclasses.replace(action.request_from_card(card, args.card.parent, args.out), **values)
 
 
 def run(args: argparse.Namespace) -> int:
-    from backends.common.progress import run_to_result
+    from backends.common.action_cli import print_line, replay_card, run_action
 
-    from .edit import edit
-    from .localize import localize
-    from .lora import finetune
-    from .outputs import summary, write
-    from .protect import protect
-    from .service import generate
+    from .actions import BY_VERB
+    from .outputs import summary
 
-    action = {"generate": generate, "localize": localize, "edit": edit, "protect": protect,
-              "finetune": finetune}[args.textedit_action]
-    result = run_to_result(action(request_from(args)))
-    paths = write(result, args.out)
+    action = BY_VERB[args.textedit_action]
+    request = request_from(args)
+    if args.card is not None and not _options(args, action.request_type):
+        result, paths = replay_card(args.card, args.out)  # the card as it is: `iclr25-studio replay`
+    else:
+        result, paths = run_action(action, request, args.out)
     info = summary(result)
     if args.textedit_action == "localize":
         info = {k: info[k] for k in ("chosen", "chosen_share", "chosen_module_share", "denoiser_params", "pairs",
                                      "model", "seconds")}
-    print(json.dumps({**info, "files": sorted(str(p) for p in paths.values())}, default=str))
+    print_line(**info, files=sorted(str(p) for p in paths.values()))
     return 0

@@ -11,47 +11,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.imageio import to_uint8
 from backends.common.progress import CancelToken, ProgressEvent
 
 from . import service
 from .metrics import psnr
-from .pipeline import to_uint8
-from .service import Reading, Reporter, Sampling, call_kwargs, check_text, prompt_for, read_out
-
-
-@dataclass(kw_only=True)
-class EditRequest(Sampling):
-    text: str  # the text of the original image (prompt A)
-    new_text: str  # the text to write instead (prompt B)
-    layers: list[str] | None = None  # None: the model's localized layers
-    start_step: int | None = None  # None: the model's edit start step
-    region: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: outside it the original is kept
-
-    def validate(self) -> None:
-        super().validate()
-        self.text = check_text(self.text, self.model, "The original text")
-        self.new_text = check_text(self.new_text, self.model, "The new text")
-        self.start_step = self.check_start(self.start_step, self.preset.edit_start_step)
-        if self.layers is not None:
-            self.layers = [str(x).strip() for x in self.layers if str(x).strip()]
-        if not (self.layers or self.preset.edit_layers):
-            raise InputError("This model's text layers are not known yet: run Localize first, or name the layers.")
-        if self.region is not None:
-            if len(self.region) != 4:
-                raise InputError("The region must be a box x0, y0, x1, y1 in image pixels.")
-            x0, y0, x1, y1 = (int(v) for v in self.region)
-            if x1 <= x0 or y1 <= y0 or min(x0, y0) < 0:
-                raise InputError(f"The region {self.region} is empty or outside the image; draw a box over the text.")
-            self.region = (x0, y0, x1, y1)
-
-    @property
-    def chosen_layers(self) -> list[str]:
-        return list(self.layers or self.preset.edit_layers)
+from .requests import EditRequest
+from .service import Reading, Reporter, call_kwargs, prompt_for, read_out
 
 
 @dataclass
@@ -71,7 +42,6 @@ class EditResult:
     model: str
     device: str
     seconds: float
-    card: dict = field(default_factory=dict)
 
 
 def region_mask(shape: tuple[int, int], region: tuple[int, int, int, int]) -> np.ndarray:
@@ -95,11 +65,11 @@ def difference_map(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def edit(request: EditRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | EditResult]:
+def edit(request: EditRequest, cancel: CancelToken | None = None, loaded=None) -> Iterator[ProgressEvent | EditResult]:
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")
-    pipe, _, rules = service.load_pipeline(request.model)
+    pipe, _, rules = loaded or service.load_pipeline(request.model)
     layers = [layer.name for layer in pipe.resolve_layers(request.chosen_layers)]
     a, b = prompt_for(request.template, request.text), prompt_for(request.template, request.new_text)
 
@@ -125,10 +95,8 @@ def edit(request: EditRequest, cancel: CancelToken | None = None) -> Iterator[Pr
         outside = psnr(edited, original, mask=~m) if (~m).any() else None
         note += " Outside the drawn region the image is the original (blended)."
     yield ProgressEvent(0.95, "reading the text")
-    card = service.run_card("edit", request, pipe, layers=layers, start_step=request.start_step,
-                            prompts={"A": a, "B": b})
     yield EditResult(original, edited, swap, difference_map(edited, original),
                      read_out(original, request.text, rules.ocr_detect),
                      read_out(edited, request.new_text, rules.ocr_detect), layers, request.start_step, request.region,
                      request.region is not None, note, outside, request.model, str(pipe.device),
-                     time.perf_counter() - t0, card)
+                     time.perf_counter() - t0)

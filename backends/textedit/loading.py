@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -20,24 +19,8 @@ from backends.common.errors import InputError
 
 from .attention import PatchController, TextLayer, check_heads, find_layers, install
 from .models import DEFAULT_MODEL, MODEL_CHOICES, PRESETS, Preset
-from .networks import ALPHABET, MAX_LETTERS
 from .pipeline import TextEditOutput, TextEditPipeline, TextKV
-
-PRINTABLE = "".join(chr(c) for c in range(32, 127) if chr(c) != '"')
-
-
-@dataclass(frozen=True)
-class TextRules:
-    """What text a model can be asked to write, and how its images are read."""
-
-    alphabet: str  # characters it can write (compared case-insensitively)
-    max_chars: int
-    ocr_detect: bool  # run the OCR's text detector (the text is not the whole image)
-    case_insensitive: bool = True
-
-
-EMBEDDED_RULES = TextRules(ALPHABET, MAX_LETTERS, ocr_detect=False)
-PUBLISHED_RULES = TextRules(PRINTABLE, 40, ocr_detect=True, case_insensitive=False)
+from .requests import EMBEDDED_RULES, PRINTABLE, PUBLISHED_RULES, TextRules  # noqa: F401 (re-exported)
 
 
 def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = DEFAULT_MODEL) -> TextEditPipeline:

@@ -20,54 +20,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.imageio import to_uint8
 from backends.common.progress import CancelToken, ProgressEvent
 
 from . import service
 from .attention import parameter_shares
 from .metrics import mse, ocr_scores, psnr
 from .ocr import read
-from .pipeline import to_uint8
-from .service import Reporter, Sampling, call_kwargs, check_text, prompt_for
+from .requests import MAX_EXTRA_PAIRS, LocalizeRequest  # noqa: F401 (re-exported)
+from .service import Reporter, call_kwargs, prompt_for
 
 CHOOSE_FRACTION = 0.75
-MAX_EXTRA_PAIRS = 16
-
-
-@dataclass(kw_only=True)
-class LocalizeRequest(Sampling):
-    text: str  # A: the text of the unpatched image
-    new_text: str  # B: the text whose K/V are patched in
-    extra_pairs: int = 0  # more (A, B) pairs of held-out words, for a steadier average
-    start_step: int = 0
-    per_head: bool = True
-    top_k: int | None = None  # None: choose by the rule above
-
-    def validate(self) -> None:
-        super().validate()
-        self.text = check_text(self.text, self.model, "The original text")
-        self.new_text = check_text(self.new_text, self.model, "The new text")
-        if self.text.lower() == self.new_text.lower():
-            raise InputError("The original and the new text are the same; the scan needs two different texts.")
-        if not 0 <= int(self.extra_pairs) <= MAX_EXTRA_PAIRS:
-            raise InputError(f"Extra pairs must be between 0 and {MAX_EXTRA_PAIRS}.")
-        self.start_step = self.check_start(self.start_step, 0)
-        if self.top_k is not None and int(self.top_k) < 1:
-            raise InputError("Top-k must be at least 1 (or empty to choose by the rule).")
-
-    def pairs(self) -> list[tuple[str, str]]:
-        """(A, B) texts: the asked pair, then held-out words paired at random (seeded)."""
-        from .data import HELD_OUT_WORDS
-
-        rng = np.random.default_rng(self.seed)
-        words = [w for w in HELD_OUT_WORDS if w not in (self.text.lower(), self.new_text.lower())]
-        picks = rng.choice(len(words), size=(int(self.extra_pairs), 2), replace=True)
-        extra = [(words[i], words[j if j != i else (j + 1) % len(words)]) for i, j in picks]
-        return [(self.text, self.new_text), *extra]
 
 
 @dataclass
@@ -106,7 +74,6 @@ class LocalizeResult:
     model: str
     device: str
     seconds: float
-    card: dict = field(default_factory=dict)
 
     def table(self) -> list[dict]:
         """One row per layer (for CSV / JSON downloads)."""
@@ -152,7 +119,7 @@ def layer_set(model: str, layers: list[str] | None = None, source: str = "preset
     ``InputError`` when the model has no preset layers yet (run Localize) or a name is unknown.
     """
     from .models import PRESETS
-    from .service import rules_for
+    from .requests import rules_for
 
     rules_for(model)
     names = list(layers) if layers is not None else list(PRESETS[model].edit_layers)
@@ -173,13 +140,13 @@ def choose(scores: list[LayerScore], top_k: int | None) -> list[str]:
     return picked or [ranked[0].name]
 
 
-def localize(request: LocalizeRequest, cancel: CancelToken | None = None,
-             engine: str = "rapidocr") -> Iterator[ProgressEvent | LocalizeResult]:
+def localize(request: LocalizeRequest, cancel: CancelToken | None = None, engine: str = "rapidocr",
+             loaded=None) -> Iterator[ProgressEvent | LocalizeResult]:
     """The layer (and head) scan; yields progress with previews, then the ``LocalizeResult``."""
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")
-    pipe, _, rules = service.load_pipeline(request.model)
+    pipe, _, rules = loaded or service.load_pipeline(request.model)
     layers = list(pipe.layers)
     pairs = request.pairs()
     per_pair = 2 + len(layers) + (sum(layer.heads for layer in layers) if request.per_head else 0)
@@ -241,8 +208,5 @@ def localize(request: LocalizeRequest, cancel: CancelToken | None = None,
     chosen = choose(scores, request.top_k)
     by_name = {layer.name: layer for layer in layers}
     share, module_share = parameter_shares((by_name[n] for n in chosen), total_params)
-    card = service.run_card("localize", request, pipe, pairs=pairs, chosen=chosen, start_step=request.start_step,
-                            prompts={"A": prompt_for(request.template, request.text),
-                                     "B": prompt_for(request.template, request.new_text)})
     yield LocalizeResult(scores, head_f1, chosen, share, module_share, total_params, originals[0], targets[0],
-                         patched_first, pairs, engine, request.model, str(pipe.device), time.perf_counter() - t0, card)
+                         patched_first, pairs, engine, request.model, str(pipe.device), time.perf_counter() - t0)

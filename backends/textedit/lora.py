@@ -15,12 +15,13 @@ import copy
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from backends.common.errors import InputError
+from backends.common.imageio import to_uint8
 from backends.common.modelbuild import BUILD_LOCK, check_built
 from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent
@@ -29,47 +30,19 @@ from . import service
 from .metrics import OcrScores, ocr_scores
 from .models import DEFAULT_MODEL
 from .ocr import read
-from .pipeline import TextEditPipeline, to_uint8
-from .service import Sampling, prompt_for
+from .pipeline import TextEditPipeline
+from .requests import (  # noqa: F401 (re-exported)
+    MAX_TRAIN_STEPS,
+    TARGETS,
+    AdapterRequest,
+    FinetuneRequest,
+    Sampling,
+)
+from .service import prompt_for
 
-TARGETS = ("localized", "all", "random")
 PROJECTIONS = ("to_q", "to_k", "to_v", "to_out.0")
 FORMAT = "iclr25-textedit-lora"
-MAX_TRAIN_STEPS = 2000
 DATA_SEED_OFFSET = 50_000_000  # fresh renders of training words, apart from the training set's seeds
-
-
-@dataclass(kw_only=True)
-class FinetuneRequest(Sampling):
-    target: str = "localized"
-    layers: list[str] | None = None  # the localized layers (None: the model's); "random" draws as many
-    train_steps: int = 60
-    rank: int = 4
-    learning_rate: float = 1e-4
-    batch_size: int = 8
-    eval_words: int = 12  # held-out words generated and read before and after
-
-    def validate(self) -> None:
-        super().validate()
-        if self.model != DEFAULT_MODEL:
-            raise InputError("Fine-tuning runs on the embedded model here; the published models need a GPU and "
-                             "the paper's LAION-OCR data.")
-        if self.target not in TARGETS:
-            raise InputError(f"The LoRA target must be one of {', '.join(TARGETS)}; got {self.target!r}.")
-        if not 1 <= int(self.train_steps) <= MAX_TRAIN_STEPS:
-            raise InputError(f"Training steps must be between 1 and {MAX_TRAIN_STEPS}.")
-        if not 1 <= int(self.rank) <= 64:
-            raise InputError("The LoRA rank must be between 1 and 64.")
-        if not 0 < float(self.learning_rate) <= 1e-2:
-            raise InputError("The learning rate must be in (0, 0.01].")
-        if not 1 <= int(self.batch_size) <= 64:
-            raise InputError("The batch size must be between 1 and 64.")
-        if not 1 <= int(self.eval_words) <= 66:
-            raise InputError("Evaluate on 1 to 66 held-out words.")
-        if self.layers is not None:
-            self.layers = [str(x).strip() for x in self.layers if str(x).strip()]
-        if self.target != "all" and not (self.layers or self.preset.edit_layers):
-            raise InputError("This model's text layers are not known yet: run Localize first, or name the layers.")
 
 
 @dataclass
@@ -84,8 +57,8 @@ class FinetuneResult:
     adapter: bytes  # safetensors
     seconds: float
     model: str
-    card: dict = field(default_factory=dict)
     pipeline: TextEditPipeline | None = None  # the tuned copy (server side only)
+    eval_words: list[str] | None = None  # the held-out words read before and after
 
 
 def target_layers(pipe: TextEditPipeline, target: str, localized: list[str], seed: int) -> list[str]:
@@ -151,7 +124,8 @@ def _batch(pipe: TextEditPipeline, step: int, batch_size: int, seed: int):
     return z, emb
 
 
-def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | FinetuneResult]:
+def finetune(request: FinetuneRequest, cancel: CancelToken | None = None,
+             loaded=None) -> Iterator[ProgressEvent | FinetuneResult]:
     """Train LoRA on the target for ``train_steps``; OCR of held-out words before and after."""
     from peft.utils import get_peft_model_state_dict
 
@@ -160,7 +134,7 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")
-    base, preset, _ = service.load_pipeline(request.model)
+    base, preset, _ = loaded or service.load_pipeline(request.model)
     localized = request.layers or list(preset.edit_layers)
     modules = target_layers(base, request.target, localized, request.seed)
     pipe = copy_pipeline(base)
@@ -195,9 +169,8 @@ def finetune(request: FinetuneRequest, cancel: CancelToken | None = None) -> Ite
     yield ProgressEvent(0.82, "generating held-out words after training")
     after, words = evaluate(pipe, request, request.eval_words, request.template, cancel)
     adapter = save_adapter_bytes(get_peft_model_state_dict(pipe.unet), modules, request)
-    card = service.run_card("finetune", request, base, target_modules=modules, eval_words=words)
     yield FinetuneResult(request.target, modules, trainable, trainable / total, before, after, losses, adapter,
-                         time.perf_counter() - t0, request.model, card, pipe)
+                         time.perf_counter() - t0, request.model, pipe, words)
 
 
 def save_adapter_bytes(state: dict[str, torch.Tensor], modules: list[str], request: FinetuneRequest) -> bytes:
@@ -256,16 +229,17 @@ def get_lora_keys(unet) -> list[str]:
 _adapted: dict[str, TextEditPipeline] = {}
 
 
-def generate_adapted(request, adapter: bytes, cancel: CancelToken | None = None):
-    """``service.generate`` of ``request`` (a ``GenerateRequest``) on the model with ``adapter`` applied.
+def generate_adapted(request: AdapterRequest, cancel: CancelToken | None = None, loaded=None):
+    """``service.generate`` of ``request`` on the model with its adapter file (``request.adapter``) applied.
 
     The adapted copy is kept per adapter (by its sha256, the last four), so repeated calls load it once.
     """
     import hashlib
 
-    from .service import GenerateResult, read_out, run_card
+    from .service import GenerateResult, read_out
 
     request.validate()
+    adapter = request.adapter.read_bytes()
     t0 = time.perf_counter()
     key = hashlib.sha256(adapter).hexdigest()
     if key not in _adapted:
@@ -274,10 +248,9 @@ def generate_adapted(request, adapter: bytes, cancel: CancelToken | None = None)
         while len(_adapted) > 4:
             _adapted.pop(next(iter(_adapted)))
     pipe = for_request(_adapted[key])  # its own scheduler: the kept copy may serve another request meanwhile
-    _, _, rules = service.load_pipeline(request.model)
+    _, _, rules = loaded or service.load_pipeline(request.model)
     image = to_uint8(pipe(request.prompt, **request.pipe_kwargs()).images)[0]
     if cancel is not None:
         cancel.raise_if_cancelled()
     yield GenerateResult(image, request.prompt, read_out(image, request.text, rules.ocr_detect), request.model,
-                         str(pipe.device), time.perf_counter() - t0,
-                         run_card("generate", request, pipe, prompts={"A": request.prompt}, adapter_sha256=key))
+                         str(pipe.device), time.perf_counter() - t0)

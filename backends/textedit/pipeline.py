@@ -23,6 +23,7 @@ from diffusers.callbacks import MultiPipelineCallbacks, PipelineCallback
 from diffusers.image_processor import VaeImageProcessor
 from diffusers.utils import BaseOutput
 
+from backends.common.imageio import to_uint8  # noqa: F401 (the pipeline's images as uint8; re-exported)
 from backends.common.noise import initial_latents
 
 from .attention import PatchController, TextLayer, check_heads, find_layers, install
@@ -57,11 +58,6 @@ class TextEditOutput(BaseOutput):
     latents: torch.Tensor | None = None
     patched_layers: tuple[str, ...] = ()
     source: TextKV | None = None
-
-
-def to_uint8(images: np.ndarray) -> np.ndarray:
-    """``output_type="np"`` images (floats in [0, 1]) → uint8, rounded as diffusers' ``numpy_to_pil``."""
-    return (np.asarray(images) * 255).round().astype(np.uint8)
 
 
 class TextEditPipeline(DiffusionPipeline):

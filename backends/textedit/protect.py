@@ -8,78 +8,22 @@ very same call as the unprotected model — bit-identical, and the result says s
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.imageio import to_uint8
 from backends.common.progress import CancelToken, ProgressEvent
 
 from . import service
-from .data import COMMON_WORDS
-from .models import DEFAULT_BLOCK_LIST
-from .pipeline import to_uint8
-from .service import Reading, Reporter, Sampling, call_kwargs, check_text, prompt_for, read_out
+from .models import DEFAULT_BLOCK_LIST  # noqa: F401 (re-exported)
+from .requests import MAX_BLOCKED, ProtectRequest, benign_words, blocked_words, check_block_list  # noqa: F401
+from .service import Reading, Reporter, call_kwargs, prompt_for, read_out
 
-# A mild demo list (the paper's 400 offensive words are not shipped); the tab edits it.
-MAX_BLOCKED = 200
-BENIGN_WORDS = tuple(w for w in COMMON_WORDS if w not in DEFAULT_BLOCK_LIST)
-
-
-def check_block_list(words: Sequence[str]) -> list[str]:
-    """Lowercased, unique, non-empty entries of letters (and digits) only."""
-    if isinstance(words, str):
-        words = re.split(r"[\s,;]+", words)
-    out = []
-    for w in words:
-        w = str(w).strip().lower()
-        if not w:
-            continue
-        if not re.fullmatch(r"[a-z0-9]{1,32}", w):
-            raise InputError(f"Block-list entries are single words of letters or digits (at most 32); got {w!r}.")
-        if w not in out:
-            out.append(w)
-    if len(out) > MAX_BLOCKED:
-        raise InputError(f"The block list has {len(out)} words; at most {MAX_BLOCKED} are allowed.")
-    return out
-
-
-def blocked_words(text: str, block_list: Sequence[str]) -> list[str]:
-    """The block-list words the text contains (case-insensitive, also inside longer words)."""
-    t = text.lower()
-    return [w for w in block_list if w in t]
-
-
-@dataclass(kw_only=True)
-class ProtectRequest(Sampling):
-    text: str
-    block_list: list[str] = field(default_factory=lambda: list(DEFAULT_BLOCK_LIST))
-    benign_text: str | None = None  # None: a benign word drawn with the seed
-    layers: list[str] | None = None  # None: the model's toxic-text layers
-    start_step: int | None = None
-
-    def validate(self) -> None:
-        super().validate()
-        self.text = check_text(self.text, self.model)
-        self.block_list = check_block_list(self.block_list)
-        if self.benign_text is not None and str(self.benign_text).strip():
-            self.benign_text = check_text(self.benign_text, self.model, "The benign text")
-            if blocked_words(self.benign_text, self.block_list):
-                raise InputError(f"The benign text “{self.benign_text}” is itself on the block list.")
-        else:
-            self.benign_text = None
-        self.start_step = self.check_start(self.start_step, self.preset.toxic_start_step)
-        if self.layers is not None:
-            self.layers = [str(x).strip() for x in self.layers if str(x).strip()]
-
-    def benign(self) -> str:
-        if self.benign_text:
-            return self.benign_text
-        pool = [w for w in BENIGN_WORDS if not blocked_words(w, self.block_list)]
-        return pool[np.random.default_rng(self.seed).integers(len(pool))]
+BENIGN_WORDS = benign_words()
 
 
 @dataclass
@@ -98,14 +42,14 @@ class ProtectResult:
     model: str
     device: str
     seconds: float
-    card: dict = field(default_factory=dict)
 
 
-def protect(request: ProtectRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | ProtectResult]:
+def protect(request: ProtectRequest, cancel: CancelToken | None = None,
+            loaded=None) -> Iterator[ProgressEvent | ProtectResult]:
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")
-    pipe, preset, rules = service.load_pipeline(request.model)
+    pipe, preset, rules = loaded or service.load_pipeline(request.model)
     matched = blocked_words(request.text, request.block_list)
     chosen = request.layers or list(preset.toxic_layers)
     if matched and not chosen:
@@ -136,13 +80,10 @@ def protect(request: ProtectRequest, cancel: CancelToken | None = None) -> Itera
     else:
         note = "No blocked word: generated exactly as the unprotected model" + \
                (" (pixel-identical)." if identical else " — but the images differ, which should never happen.")
-    card = service.run_card("protect", request, pipe, layers=layers, start_step=request.start_step, matched=matched,
-                            benign_text=benign, prompts={"A": a, "B": prompt_for(request.template, benign)
-                                                         if benign else None})
     yield ProtectResult(bool(matched), matched, unprotected, protected, benign,
                         read_out(unprotected, request.text, rules.ocr_detect),
                         read_out(protected, request.text, rules.ocr_detect), layers, request.start_step, identical,
-                        note, request.model, str(pipe.device), time.perf_counter() - t0, card)
+                        note, request.model, str(pipe.device), time.perf_counter() - t0)
 
 
 def protected_call(pipe, prompt: str, request: ProtectRequest):

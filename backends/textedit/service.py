@@ -1,150 +1,41 @@
-"""The Text in Image capability's typed requests and results, validated at the boundary, and ``generate``.
+"""The Text in Image capability's results, the model loader and ``generate``.
 
-Every action takes one request dataclass and yields ``ProgressEvent`` then one result dataclass
-(``generate`` here; ``localize``, ``edit``, ``protect``, ``finetune`` in their modules); the same
-call serves the tab, the API, the CLI and the tests. A request is checked before any model loads:
-empty or over-long text, characters the model cannot write, an unknown layer name (when the model is
-loaded) → ``InputError`` with a sentence a person understands. Every result carries a run card (the
-request, the model, the layers) that reproduces it through the CLI (``--card``) or the API.
+Every action takes one request dataclass (``requests.py``, re-exported here) and yields
+``ProgressEvent`` then one result dataclass (``generate`` here; ``localize``, ``edit``, ``protect``,
+``finetune`` in their modules); ``actions.py`` wraps each as the one Action the tab, the API, the CLI
+and the tests run, and its run card (``run.json``) reproduces it (``iclr25-studio replay``).
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from backends.common.errors import InputError
+from backends.common.imageio import to_uint8
 from backends.common.modelbuild import cached_model
 from backends.common.progress import CancelToken, ProgressEvent, stream_reports
-from backends.common.seeding import check_seed, torch_generator
 
-from .loading import EMBEDDED_RULES, PUBLISHED_RULES, TextRules, load_for
+from .loading import load_for
 from .metrics import char_f1
-from .models import DEFAULT_MODEL, MODEL_CHOICES, PRESETS, Preset
-from .networks import PROMPT_WORDS
+from .models import DEFAULT_MODEL
 from .ocr import ENGINES, read
-from .pipeline import to_uint8
+from .requests import (  # noqa: F401 (re-exported: the requests' old home)
+    DEFAULT_TEMPLATE,
+    MAX_STEPS,
+    MAX_TEMPLATE_CHARS,
+    GenerateRequest,
+    Sampling,
+    check_template,
+    check_text,
+    prompt_for,
+    rules_for,
+)
 
-DEFAULT_TEMPLATE = "a sign that says"
-MAX_TEMPLATE_CHARS = 80
-MAX_STEPS = 100
 PIPELINE_LOCK = threading.Lock()  # one model, one set of attention processors: calls run one at a time
-
-
-def rules_for(model: str) -> TextRules:
-    if model not in MODEL_CHOICES:
-        raise InputError(f"Unknown Text in Image model {model!r}; choose one of {', '.join(MODEL_CHOICES)}.")
-    return EMBEDDED_RULES if model == DEFAULT_MODEL else PUBLISHED_RULES
-
-
-def check_text(text: str, model: str, what: str = "The text") -> str:
-    """The text to write, stripped; ``InputError`` when the model cannot write it."""
-    rules = rules_for(model)
-    if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{what} is empty: type the word to write in the image.")
-    text = text.strip()
-    if len(text) > rules.max_chars:
-        raise InputError(f"{what} has {len(text)} characters; this model writes at most {rules.max_chars}.")
-    if '"' in text:
-        raise InputError(f"{what} cannot contain double quotes (they delimit the text in the prompt).")
-    probe = text.lower() if rules.case_insensitive else text
-    bad = sorted({ch for ch in probe if ch not in rules.alphabet})
-    if bad:
-        shown = " ".join(repr(ch) for ch in bad)
-        allowed = "the letters a–z" if rules is EMBEDDED_RULES else "printable ASCII characters"
-        raise InputError(f"{what} has characters this model cannot write: {shown}. It writes {allowed}.")
-    return text
-
-
-def check_template(template: str, model: str) -> str:
-    if not isinstance(template, str) or not template.strip():
-        raise InputError("The prompt template is empty: write something like 'a sign that says'.")
-    template = " ".join(template.split())
-    if len(template) > MAX_TEMPLATE_CHARS:
-        raise InputError(f"The prompt template has {len(template)} characters; keep it under {MAX_TEMPLATE_CHARS}.")
-    if '"' in template:
-        raise InputError("The prompt template cannot contain double quotes; the text is added in quotes after it.")
-    if model == DEFAULT_MODEL:
-        unknown = [w for w in re.split(r"[\s.,:]+", template.lower()) if w and w not in PROMPT_WORDS]
-        if unknown:
-            raise InputError(f"The embedded model does not know the words {', '.join(map(repr, unknown))}; "
-                             f"its templates use: {', '.join(PROMPT_WORDS)}.")
-    return template
-
-
-def prompt_for(template: str, text: str) -> str:
-    return f'{template} "{text}"'
-
-
-@dataclass(kw_only=True)
-class Sampling:
-    """What every action shares: the model, the prompt template, the seed and the sampler settings."""
-
-    model: str = DEFAULT_MODEL
-    template: str = DEFAULT_TEMPLATE
-    seed: int = 0
-    num_inference_steps: int | None = None  # None: the model's preset
-    guidance_scale: float | None = None
-
-    def validate(self) -> None:
-        rules_for(self.model)
-        self.template = check_template(self.template, self.model)
-        check_seed(self.seed)
-        if self.num_inference_steps is not None and not 1 <= int(self.num_inference_steps) <= MAX_STEPS:
-            raise InputError(f"Steps must be between 1 and {MAX_STEPS}, got {self.num_inference_steps}.")
-        if self.guidance_scale is not None and not 1.0 <= float(self.guidance_scale) <= 30.0:
-            raise InputError(f"Guidance scale must be between 1 and 30, got {self.guidance_scale}.")
-
-    @property
-    def preset(self) -> Preset:
-        return PRESETS[self.model]
-
-    @property
-    def steps(self) -> int:
-        return int(self.num_inference_steps or self.preset.num_inference_steps)
-
-    @property
-    def guidance(self) -> float:
-        return float(self.preset.guidance_scale if self.guidance_scale is None else self.guidance_scale)
-
-    def check_start(self, start: int | None, default: int) -> int:
-        if start is None:
-            return min(default, self.steps)  # the preset's start, within fewer steps than the preset's
-        start = int(start)
-        if not 0 <= start <= self.steps:
-            raise InputError(f"The start step must be between 0 and the number of steps ({self.steps}); got {start}.")
-        return start
-
-    def pipe_kwargs(self) -> dict:
-        """Sampler arguments of a pipeline call (a fresh generator: every call draws the seed's noise)."""
-        return dict(num_inference_steps=self.steps, guidance_scale=self.guidance, generator=torch_generator(self.seed))
-
-    @classmethod
-    def from_dict(cls, values: dict):
-        """A request from a run card's ``request`` (unknown keys are an error, not ignored)."""
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - names)
-        if unknown:
-            raise InputError(f"The run card has fields a {cls.__name__} does not take: {', '.join(unknown)}.")
-        return cls(**values)
-
-
-@dataclass(kw_only=True)
-class GenerateRequest(Sampling):
-    text: str
-
-    def validate(self) -> None:
-        super().validate()
-        self.text = check_text(self.text, self.model)
-
-    @property
-    def prompt(self) -> str:
-        return prompt_for(self.template, self.text)
 
 
 @dataclass(frozen=True)
@@ -179,7 +70,6 @@ class GenerateResult:
     model: str
     device: str
     seconds: float
-    card: dict = field(default_factory=dict)
 
 
 # --- models -----------------------------------------------------------------------------------
@@ -196,11 +86,16 @@ def load_pipeline(model_id: str = DEFAULT_MODEL):
     return _load(model_id, str(select_device()))
 
 
-def run_card(action: str, request: Sampling, pipe, **extra) -> dict:
-    """What reproduces a result: the action, its request, and what the model resolved it to."""
-    return {"capability": "textedit", "action": action, "request": asdict(request), "model": request.model,
-            "device": str(getattr(pipe, "device", "cpu")), "num_inference_steps": request.steps,
-            "guidance_scale": request.guidance, "seed": request.seed, **extra}
+def model_info(model_id: str = DEFAULT_MODEL) -> tuple[str, list[str], int, int]:
+    """What the model line says of a model (device, text layers, denoiser size, preset layers), its
+    preset layers, steps and edit start step."""
+    pipe, preset, _ = load_pipeline(model_id)
+    denoiser = getattr(pipe, "denoiser", None) or pipe.unet
+    total = sum(p.numel() for p in denoiser.parameters())
+    layers = ", ".join(preset.edit_layers) or "none yet"
+    info = (f"Model **{model_id}** on `{pipe.device}` · {len(pipe.layers)} text layers · denoiser "
+            f"{total / 1e6:.2f} M parameters · localized layers: {layers} (source: {preset.source})")
+    return info, list(preset.edit_layers), preset.num_inference_steps, preset.edit_start_step
 
 
 # --- progress through the pipeline callback ----------------------------------------------------
@@ -262,12 +157,15 @@ def stream_action(work: Callable, cancel: CancelToken | None):
 
 
 # --- generate ----------------------------------------------------------------------------------
-def generate(request: GenerateRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | GenerateResult]:
-    """One image of the prompt ``<template> "<text>"``, with previews, and the OCR read-out."""
+def generate(request: GenerateRequest, cancel: CancelToken | None = None,
+             loaded=None) -> Iterator[ProgressEvent | GenerateResult]:
+    """One image of the prompt ``<template> "<text>"``, with previews, and the OCR read-out.
+
+    ``loaded``: the model's (pipeline, preset, rules) when the caller has them (an Action's ``load``)."""
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")
-    pipe, _, rules = load_pipeline(request.model)
+    pipe, _, rules = loaded or load_pipeline(request.model)
 
     def work(report):
         rep = Reporter(report)
@@ -276,5 +174,4 @@ def generate(request: GenerateRequest, cancel: CancelToken | None = None) -> Ite
 
     image = yield from stream_action(work, cancel)
     readings = read_out(image, request.text, rules.ocr_detect)
-    yield GenerateResult(image, request.prompt, readings, request.model, str(pipe.device), time.perf_counter() - t0,
-                         run_card("generate", request, pipe, prompts={"A": request.prompt}))
+    yield GenerateResult(image, request.prompt, readings, request.model, str(pipe.device), time.perf_counter() - t0)

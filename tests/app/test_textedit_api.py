@@ -42,29 +42,29 @@ def test_generate_reads_the_word(client):
 
 
 def test_localize_then_edit_with_its_layers(client):
-    md, bars, heat, table, pick, layer_img, files, layers, *_ = client.predict(
+    layer_img, md, bars, heat, table, pick, files, layers, *_ = client.predict(
         *BASE, "dog", 0, 0, False, None, api_name="/textedit_localize")
     assert "Chosen layers" in md and "% of the denoiser" in md and layers
     names = _by_name(files)
-    assert {"layers.csv", "layers.json", "card.json", "original.png", "target.png"} <= set(names)
-    card = json.loads(Path(names["card.json"]).read_text())
-    assert card["action"] == "localize" and card["request"]["new_text"] == "dog" and card["chosen"]
+    assert {"layers.csv", "layers.json", "run.json", "original.png", "target.png"} <= set(names)
+    card = json.loads(Path(names["run.json"]).read_text())
+    assert card["action"] == "textedit_localize" and card["request"]["new_text"] == "dog" and card["result"]["chosen"]
     rows = json.loads(Path(names["layers.json"]).read_text())["layers"]
     assert len(rows) == 7 and all(0 <= r["f1_b"] <= 1 for r in rows)
 
-    gallery, md, files = client.predict(*BASE, "dog", layers, None, None, api_name="/textedit_edit")
+    md, gallery, files = client.predict(*BASE, "dog", layers, None, None, api_name="/textedit_edit")
     assert len(gallery) == 4 and "Edited" in md and "took the K/V" in md
     names = _by_name(files)
-    assert {"original.png", "edited.png", "prompt_swap.png", "difference.png", "result.json", "card.json"} <= set(names)
+    assert {"original.png", "edited.png", "prompt_swap.png", "difference.png", "result.json", "run.json"} <= set(names)
     result = json.loads(Path(names["result.json"]).read_text())
     assert result["readings_edited"][0]["engine"] == "rapidocr"
 
 
 def test_protect_swaps_a_blocked_word_and_leaves_clean_prompts_identical(client, layers):
-    gallery, md, _ = client.predict(MODEL, TEMPLATE, SEED, STEPS, "idiot", "idiot, jerk", "", layers,
+    md, gallery, _ = client.predict(MODEL, TEMPLATE, SEED, STEPS, "idiot", "idiot, jerk", "", layers,
                                     api_name="/textedit_protect")
     assert "Blocked 'idiot'" in md and len(gallery) == 2
-    gallery, md, files = client.predict(MODEL, TEMPLATE, SEED, STEPS, "cat", "idiot, jerk", "", layers,
+    md, gallery, files = client.predict(MODEL, TEMPLATE, SEED, STEPS, "cat", "idiot, jerk", "", layers,
                                         api_name="/textedit_protect")
     assert "pixel-identical" in md
     names = _by_name(files)
@@ -75,8 +75,30 @@ def test_finetune_downloads_an_adapter_that_loads_back(client, layers):
     md, _, files, adapter = client.predict(MODEL, TEMPLATE, SEED, 4, "localized", 2, 1e-4, 2, 1, layers,
                                            api_name="/textedit_finetune")
     assert "trainable parameters" in md and adapter.endswith(".safetensors")
-    image, ocr = client.predict(*BASE[:4], 4, handle_file(adapter), api_name="/textedit_adapter_generate")
+    ocr, image = client.predict(*BASE[:4], 4, handle_file(adapter), api_name="/textedit_adapter_generate")
     assert "With the adapter" in ocr and _png(image).shape == (128, 512, 3)
+
+
+def test_a_downloaded_run_card_reproduces_its_images_through_the_cli(client, layers, tmp_path):
+    """Every file of an Edit run downloaded into one folder; `python -m app replay run.json` makes the same images."""
+    import shutil
+    import subprocess
+    import sys
+
+    _, _, files = client.predict(*BASE, "dog", layers, None, None, api_name="/textedit_edit")
+    download = tmp_path / "download"
+    download.mkdir()
+    for f in files:
+        shutil.copy(f, download / Path(f).name)
+    card = json.loads((download / "run.json").read_text())
+    assert card["action"] == "textedit_edit" and card["request"]["layers"] and card["request"]["model"] == MODEL
+    again = tmp_path / "again"
+    out = subprocess.run([sys.executable, "-m", "app", "replay", str(download / "run.json"), "--out", str(again)],
+                         capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr[-2000:]
+    for name in ("original.png", "edited.png", "prompt_swap.png", "difference.png"):
+        assert np.array_equal(_png(download / name), _png(again / name)), name
+    assert json.loads((again / "run.json").read_text())["request"] == card["request"]
 
 
 def test_bad_input_is_a_clear_error_and_the_session_goes_on(client, tmp_path):

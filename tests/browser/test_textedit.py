@@ -148,7 +148,7 @@ def test_batch_and_held_out_sliders_can_be_set_and_reach_the_run(page):
     expect(page.locator("#te-ft-words input[type=number]")).to_have_value("2")
     page.locator("#te-finetune").click()
     expect(page.locator("#te-ft-md")).to_contain_text("trainable parameters", timeout=180_000)
-    card = json.loads(download(page, "te-ft-files", "card.json"))
+    card = json.loads(download(page, "te-ft-files", "run.json"))
     assert card["request"]["batch_size"] == 3 and card["request"]["eval_words"] == 2, card["request"]
     assert card["request"]["train_steps"] == 1
 

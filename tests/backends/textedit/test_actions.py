@@ -24,15 +24,26 @@ def events_and_result(work):
     return [i for i in items if isinstance(i, ProgressEvent)], items[-1]
 
 
-def test_generate_streams_previews_and_reads_the_image(tiny_model):
-    events, result = events_and_result(generate(GenerateRequest(text="Cat", **FAST)))
+def test_generate_streams_previews_and_reads_the_image(tiny_model, tmp_path):
+    import json
+
+    from backends import action_named
+    from backends.common.action import replay
+    from backends.textedit.actions import GENERATE
+
+    request = GenerateRequest(text="Cat", **FAST)
+    events, result = events_and_result(GENERATE.run(request))
     assert result.image.shape == (8, 32, 3) and result.image.dtype == np.uint8
     assert result.prompt == 'a sign that says "Cat"'
     assert [r.engine for r in result.readings] == ["rapidocr", "tesseract"]
-    assert result.card["request"]["text"] == "Cat" and result.card["num_inference_steps"] == 2
     fr = [e.fraction for e in events]
     assert fr == sorted(fr) and len(events) >= 3
-    again = run_to_result(generate(GenerateRequest.from_dict(result.card["request"])))
+    paths = GENERATE.write_run(request, result, tmp_path / "a")
+    card = json.loads(paths["run"].read_text())
+    assert card["action"] == "textedit_generate" and card["request"]["text"] == "Cat"
+    assert card["request"]["model"] == "textedit-embedded" and card["request"]["num_inference_steps"] == 2
+    assert card["result"]["readings"][0]["engine"] == "rapidocr" and card["files"]["image"] == "image.png"
+    *_, (again, _) = replay(paths["run"], tmp_path / "b", action_named)
     assert np.array_equal(again.image, result.image)  # the run card reproduces the result
 
 
@@ -99,7 +110,7 @@ def test_localize_scores_every_layer_and_head(tiny_model):
     assert r.chosen_module_share == pytest.approx(sum(by_name[n].params for n in r.chosen) / total)
     assert r.chosen_share < r.chosen_module_share
     assert all(0 <= s.f1_b <= 1 and 0 <= s.f1_a <= 1 and s.psnr > 0 for s in r.layers)
-    assert r.table()[0]["chosen"] == (names[0] in r.chosen) and r.card["pairs"] == [("cat", "dog")]
+    assert r.table()[0]["chosen"] == (names[0] in r.chosen) and r.pairs == [("cat", "dog")]
     assert [e.fraction for e in events] == sorted(e.fraction for e in events)
     assert any(e.preview is not None for e in events)
 
@@ -138,7 +149,7 @@ def test_edit_with_a_region_keeps_the_original_outside_it(tiny_model):
     assert np.array_equal(r.edited[~inside], r.original[~inside])
     assert np.array_equal(r.edited[inside], full.edited[inside])
     assert r.blended_outside_region and "original" in r.note and r.psnr_outside_region == 100.0
-    assert r.difference.shape == (8, 32, 3) and r.card["layers"] == layers and r.card["start_step"] == 0
+    assert r.difference.shape == (8, 32, 3) and r.layers == layers and r.start_step == 0
     with pytest.raises(InputError, match="region"):
         list(edit(EditRequest(text="cat", new_text="dog", layers=layers, region=(5, 5, 2, 9), **FAST)))
 
@@ -151,7 +162,7 @@ def test_protection_leaves_clean_prompts_bit_identical_and_swaps_blocked_words(t
     assert np.array_equal(clean.protected, plain)
     hit = run_to_result(protect(ProtectRequest(text="Idiots", layers=layers, start_step=0, **FAST)))
     assert hit.blocked and hit.matched == ["idiot"] and hit.benign_text and not hit.identical
-    assert hit.card["prompts"]["B"] == f'a sign that says "{hit.benign_text}"'
+    assert f"K/V of “{hit.benign_text}”" in hit.note
     custom = run_to_result(protect(ProtectRequest(text="cat", block_list=["cat"], benign_text="sun", layers=layers,
                                                   start_step=0, **FAST)))
     assert custom.blocked and custom.benign_text == "sun"

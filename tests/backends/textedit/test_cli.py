@@ -17,11 +17,17 @@ def test_edit_writes_files_and_its_card_reproduces_it(tmp_path, capsys):
                  "--region", "2,1,30,7", "--out", str(out)]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["layers"][0].endswith("attn2") and line["blended_outside_region"] is True
-    for name in ("original.png", "edited.png", "prompt_swap.png", "difference.png", "result.json", "card.json"):
+    for name in ("original.png", "edited.png", "prompt_swap.png", "difference.png", "result.json", "run.json"):
         assert (out / name).is_file(), name
+    card = json.loads((out / "run.json").read_text())
+    assert card["action"] == "textedit_edit" and card["request"]["region"] == [2, 1, 30, 7]
     again = tmp_path / "b"
-    assert main(["textedit", "edit", "--card", str(out / "card.json"), "--out", str(again)]) == 0
+    assert main(["textedit", "edit", "--card", str(out / "run.json"), "--out", str(again)]) == 0
     assert np.array_equal(np.asarray(Image.open(out / "edited.png")), np.asarray(Image.open(again / "edited.png")))
+    # an option given with --card overrides the card's value
+    assert main(["textedit", "edit", "--card", str(out / "run.json"), "--new-text", "sun", "--out",
+                 str(tmp_path / "c")]) == 0
+    assert json.loads((tmp_path / "c" / "run.json").read_text())["request"]["new_text"] == "sun"
 
 
 def test_localize_writes_the_layer_table(tmp_path, capsys):
@@ -39,7 +45,10 @@ def test_bad_input_exits_2_with_a_sentence(tmp_path, capsys):
     assert main(["textedit", "edit", "--text", "cat", "--new-text", "dog", "--layers", "99", "--steps", "1",
                  "--out", str(tmp_path)]) == 2
     assert "Unknown layer '99'" in capsys.readouterr().err
-    card = tmp_path / "card.json"
-    card.write_text(json.dumps({"action": "generate", "request": {"text": "cat"}}))
-    assert main(["textedit", "edit", "--card", str(card), "--out", str(tmp_path)]) == 2
+    assert main(["textedit", "generate", "--text", "cat", "--steps", "1", "--out", str(tmp_path / "g")]) == 0
+    capsys.readouterr()
+    assert main(["textedit", "edit", "--card", str(tmp_path / "g" / "run.json"), "--out", str(tmp_path)]) == 2
     assert "not 'edit'" in capsys.readouterr().err
+    (tmp_path / "old.json").write_text(json.dumps({"action": "generate", "request": {"text": "cat"}}))
+    assert main(["textedit", "generate", "--card", str(tmp_path / "old.json"), "--out", str(tmp_path)]) == 2
+    assert "not a run card" in capsys.readouterr().err
