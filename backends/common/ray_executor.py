@@ -68,7 +68,11 @@ class RayExecutor:
         if not ray.is_initialized():
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # as everywhere in the suite: nothing leaves
             init_kwargs.setdefault("namespace", "iclr25-studio")
-            ray.init(address=address, **init_kwargs)
+            _check_reachable(address)
+            try:
+                ray.init(address=address, **init_kwargs)
+            except (ConnectionError, ImportError, RuntimeError, ValueError) as e:
+                raise InputError(f"Cannot use the Ray cluster at {address!r}: {e}") from e
         self._gpus = int(ray.cluster_resources().get("GPU", 0))
         self.devices = max(1, self._gpus)
         self.concurrency = self.devices  # the "gpu" queue's limit
@@ -205,6 +209,23 @@ def use_ray(address: str | None) -> RayExecutor:
     executor = RayExecutor(address)
     use_executor(executor)
     return executor
+
+
+def _check_reachable(address: str | None, timeout: float = 5.0) -> None:
+    """A HOST:PORT (or ray://HOST:PORT) that nothing answers is refused at once (Ray would wait for it for
+    minutes); ``auto``, ``local`` and none are Ray's to find."""
+    import socket
+
+    if not address or address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"A Ray address is auto, HOST:PORT or ray://HOST:PORT, not {address!r}.")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise InputError(f"Nothing answers at {address} ({e.strerror or e}): is the Ray cluster started "
+                         "(`ray start --head`), and is that its address?") from e
 
 
 _remote_class = None

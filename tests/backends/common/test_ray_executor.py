@@ -167,3 +167,20 @@ def test_serve_takes_the_cluster_from_the_flag_or_the_environment(monkeypatch):
     reset_settings()
     assert get_settings().ray_address == "auto"
     assert configure(ray_address="head:6379").ray_address == "head:6379"  # the flag wins
+
+
+def test_an_address_where_nothing_answers_is_refused_at_once():
+    import socket
+
+    from backends.common.ray_executor import _check_reachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free once closed: nothing listens there
+    start = time.monotonic()
+    with pytest.raises(InputError, match="Nothing answers at ray://127.0.0.1"):
+        _check_reachable(f"ray://127.0.0.1:{port}")
+    assert time.monotonic() - start < 6.0
+    with pytest.raises(InputError, match="HOST:PORT"):
+        _check_reachable("nonsense")
+    _check_reachable("auto")  # Ray's to find
