@@ -176,3 +176,55 @@ def test_shipped_configs_name_no_folder_of_the_training_machine():
     configs = {str(p.relative_to(ROOT)): json.loads(p.read_text()) for p in (ROOT / "assets").rglob("config.json")}
     assert len(configs) >= 6
     assert [name for name, c in configs.items() if str(c.get("_name_or_path", "")).startswith("/")] == []
+
+
+# What a tab may not do: it lays out components and wires them to backend actions.
+WRITES = {"write_text", "write_bytes", "save", "savez", "savez_compressed", "save_png", "save_depth_png16",
+          "copy2", "copyfile", "copytree", "mkdir", "unlink", "rmtree", "dump", "symlink_to", "touch"}
+BUILD_MAX_LINES = 120
+
+
+def _tab_rule_offenders(root: Path = ROOT) -> list[str]:
+    """``file:line what`` for each numpy import, file-writing call or ``open(..., "w")`` under app/tabs, and each
+    ``build`` function longer than BUILD_MAX_LINES."""
+    out = []
+    for path in sorted((root / "app" / "tabs").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if any(n.split(".")[0] == "numpy" for n in names):
+                    out.append(f"{rel}:{node.lineno} imports numpy")
+            elif isinstance(node, ast.Call):
+                fn = node.func
+                name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+                if name in WRITES:
+                    out.append(f"{rel}:{node.lineno} calls {name}")
+                elif name == "open" and any(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                            and set(a.value) & set("wax+") for a in [*node.args[1:2],
+                                            *(k.value for k in node.keywords if k.arg == "mode")]):
+                    out.append(f"{rel}:{node.lineno} opens a file for writing")
+            elif isinstance(node, ast.FunctionDef) and node.name == "build":
+                length = node.end_lineno - node.lineno + 1
+                if length > BUILD_MAX_LINES:
+                    out.append(f"{rel}:{node.lineno} build() has {length} lines")
+    return sorted(out, key=lambda line: (line.split(":")[0], int(line.split(":")[1].split()[0])))
+
+
+def test_tabs_hold_no_image_math_write_no_file_and_build_briefly():
+    """Algorithms and file writing live in the backends (outputs.py, uploads.py…); a tab is layout and wiring."""
+    assert _tab_rule_offenders() == []
+
+
+def test_the_tab_rule_scan_catches_what_it_forbids(tmp_path):
+    (tmp_path / "app" / "tabs").mkdir(parents=True)
+    body = "\n".join("    x = 1" for _ in range(BUILD_MAX_LINES))
+    (tmp_path / "app" / "tabs" / "demo.py").write_text(
+        "import numpy as np\nfrom pathlib import Path\n\n"
+        f"def build(demo):\n{body}\n\n"
+        "def on_run(p):\n    Path(p).write_text('x')\n    open(p, 'w')\n    open(p)\n    np.save(p, 1)\n")
+    assert _tab_rule_offenders(tmp_path) == [
+        "app/tabs/demo.py:1 imports numpy", f"app/tabs/demo.py:4 build() has {BUILD_MAX_LINES + 1} lines",
+        f"app/tabs/demo.py:{BUILD_MAX_LINES + 7} calls write_text",
+        f"app/tabs/demo.py:{BUILD_MAX_LINES + 8} opens a file for writing",
+        f"app/tabs/demo.py:{BUILD_MAX_LINES + 10} calls save"]

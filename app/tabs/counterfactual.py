@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import gradio as gr
-import numpy as np
 
 from app.components.action_button import bind_action
 from app.components.errors import user_errors
@@ -14,27 +14,21 @@ from app.components.imageeditor import editor_to_image_and_mask
 from app.components.model_choices import model_choices
 from app.tabs import TabSpec
 from backends.common.errors import InputError
-from backends.common.imageio import upscale
 from backends.counterfactual.actions import GENERATE
 from backends.counterfactual.data import CLASSES
 from backends.counterfactual.models import BRIDGE_KINDS, CLASSIFIER_KINDS
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "static" / "examples" / "counterfactual").glob("*.png"))
-VIEW = 256  # the editor shows the model-size image enlarged to this many pixels
-MASK_RGBA = (255, 0, 80, 200)
+INTRO = ("**RCSB** (ICLR 2025): a classifier-guided Schrödinger-bridge inpainter changes *only the region you draw* "
+         "until the classifier's decision flips. Outside the region every pixel stays the input's, bit for bit. "
+         "The embedded models work on 32×32 images of the project's primitive world (shown enlarged).")
 
 
-def _factor(size: int) -> int:
-    return max(1, VIEW // size)
+def editor_value(image, mask=None) -> dict:
+    """An ImageEditor value: the model-size image enlarged, and a layer with the mask painted (if any)."""
+    from backends.counterfactual.outputs import editor_layers
 
-
-def editor_value(image: np.ndarray, mask: np.ndarray | None = None) -> dict:
-    """An ImageEditor value: the model-size image enlarged, and optionally a mask layer."""
-    f = _factor(image.shape[0])
-    big = upscale(image, f)
-    layer = np.zeros(big.shape[:2] + (4,), np.uint8)
-    if mask is not None:
-        layer[upscale(mask.astype(np.uint8), f).astype(bool)] = MASK_RGBA
+    big, layer = editor_layers(image, mask)
     return {"background": big, "layers": [layer], "composite": big}
 
 
@@ -42,175 +36,179 @@ def prediction_label(probs: dict[str, float]) -> dict[str, float]:
     return dict(sorted(probs.items(), key=lambda kv: -kv[1]))
 
 
-def heat_to_rgb(heat: np.ndarray, factor: int) -> np.ndarray:
-    h = np.clip(heat, 0, 1)
-    rgb = np.stack([h, 0.2 * h, 1 - h], -1)
-    return upscale((rgb * 255).astype(np.uint8), factor)
+def _source_column(ui: SimpleNamespace) -> None:
+    from backends.counterfactual.models import REAL_BRIDGE, default_models
+
+    ui.upload = gr.Image(label="Image", type="filepath", image_mode="RGB", sources=["upload", "clipboard"],
+                         height=200, elem_id="cf-upload")
+    ui.examples = gr.Examples([[str(p)] for p in EXAMPLES], inputs=ui.upload, label="Examples (held-out renders)")
+    ui.shown = gr.State(None)  # the upload the editor and the prediction are of
+    ui.prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
+    start_bridge, start_classifier = default_models()
+    ui.model_md = gr.Markdown(
+        f"Published models present here: `{start_bridge}` and `{start_classifier}` are chosen by default."
+        if start_bridge == REAL_BRIDGE else "", elem_id="cf-model")
+    with gr.Accordion("Models", open=False):
+        ui.bridge = gr.Dropdown(model_choices("counterfactual", BRIDGE_KINDS, details="source"), value=start_bridge,
+                                label="Bridge", elem_id="cf-bridge",
+                                info="The region-constrained Schrödinger bridge that repaints the region.")
+        ui.classifier = gr.Dropdown(model_choices("counterfactual", CLASSIFIER_KINDS, details="source"),
+                                    value=start_classifier, label="Classifier", elem_id="cf-classifier",
+                                    info="The classifier whose decision the counterfactual flips (it also guides "
+                                         "the bridge).")
+
+
+def _region_column(ui: SimpleNamespace) -> None:
+    from backends.counterfactual.outputs import VIEW
+
+    ui.editor = gr.ImageEditor(
+        label="Region that may change (paint with the brush)", type="numpy", image_mode="RGBA",
+        format="png", layers=gr.LayerOptions(allow_additional_layers=False), transforms=(),
+        brush=gr.Brush(colors=[("#ff0050", 0.55)], color_mode="fixed", default_size=16), sources=(),
+        height=VIEW + 120, canvas_size=(VIEW, VIEW), elem_id="cf-editor",
+    )
+    with gr.Row():
+        ui.area = gr.Slider(0.05, 0.8, value=0.3, step=0.05, label="Auto region: area budget",
+                            info="The largest share of the image the automatic region may cover.")
+        ui.cell = gr.Dropdown([2, 4, 8], value=4, label="cell (px)",
+                              info="The region is made of square cells this many pixels wide.")
+    ui.auto_btn = gr.Button("Automatic region (Integrated Gradients)", elem_id="cf-auto")
+    gr.Markdown("*Integrated Gradients* marks the pixels that made the classifier decide as it did; "
+                "the automatic region covers the strongest of them.")
+    ui.heat = gr.Image(label="Attribution heat map", type="numpy", height=160, interactive=False)
+
+
+def _settings_column(ui: SimpleNamespace) -> None:
+    ui.target = gr.Dropdown(list(CLASSES), value="sphere", label="Target class", elem_id="cf-target",
+                            info="What the classifier should see after the edit.")
+    ui.samples = gr.Slider(1, 8, value=2, step=1, label="Samples",
+                           info="How many different counterfactuals to draw (same settings, other noise).")
+    ui.steps = gr.Slider(4, 200, value=50, step=1, label="Network calls (paper: 100)", elem_id="cf-steps",
+                         info="Steps of the bridge (I2SB, an image-to-image diffusion): more is slower, finer.")
+    ui.scale = gr.Slider(0.0, 40.0, value=16.0, step=0.5, label="Guidance scale s (embedded: 16)",
+                         info="How hard each step pushes the region towards the target class.")
+    ui.tau = gr.Slider(0.1, 1.0, value=0.6, step=0.05, label="Start τ (fraction of the bridge)",
+                       info="How much of the region is re-drawn from noise: higher changes more.")
+    ui.seed = gr.Number(0, precision=0, label="Seed", minimum=0,
+                        info="Same seed and settings → the same counterfactuals.")
+    with gr.Row():
+        ui.run = gr.Button("Generate counterfactuals", variant="primary", elem_id="cf-run")
+        ui.stop = gr.Button("Stop", variant="stop", elem_id="cf-stop")
+    ui.preview = gr.Image(label="Preview (x̂0: the bridge's current guess of the final image)", type="numpy",
+                          height=160, interactive=False, elem_id="cf-preview")
 
 
 def build(demo: gr.Blocks) -> None:
-    gr.Markdown(
-        "**RCSB** (ICLR 2025): a classifier-guided Schrödinger-bridge inpainter changes *only the region you draw* "
-        "until the classifier's decision flips. Outside the region every pixel stays the input's, bit for bit. "
-        "The embedded models work on 32×32 images of the project's primitive world (shown enlarged)."
-    )
+    ui = SimpleNamespace()
+    gr.Markdown(INTRO)
     with gr.Row():
-        with gr.Column(scale=1):
-            upload = gr.Image(label="Image", type="filepath", image_mode="RGB", sources=["upload", "clipboard"],
-                              height=200, elem_id="cf-upload")
-            examples = gr.Examples([[str(p)] for p in EXAMPLES], inputs=upload, label="Examples (held-out renders)")
-            shown = gr.State(None)  # the upload the editor and the prediction are of
-            prediction = gr.Label(label="Classifier's prediction", num_top_classes=5, elem_id="cf-prediction")
-            from backends.counterfactual.models import REAL_BRIDGE, default_models
-
-            start_bridge, start_classifier = default_models()
-            model_md = gr.Markdown(
-                f"Published models present here: `{start_bridge}` and `{start_classifier}` are chosen by default."
-                if start_bridge == REAL_BRIDGE else "", elem_id="cf-model")
-            with gr.Accordion("Models", open=False):
-                bridge_id = gr.Dropdown(model_choices("counterfactual", BRIDGE_KINDS, details="source"), value=start_bridge, label="Bridge", elem_id="cf-bridge",
-                                        info="The region-constrained Schrödinger bridge that repaints the region.")
-                classifier_id = gr.Dropdown(model_choices("counterfactual", CLASSIFIER_KINDS, details="source"), value=start_classifier, label="Classifier",
-                                            elem_id="cf-classifier",
-                                            info="The classifier whose decision the counterfactual flips (it also guides the bridge).")
-        with gr.Column(scale=1):
-            editor = gr.ImageEditor(
-                label="Region that may change (paint with the brush)", type="numpy", image_mode="RGBA",
-                format="png", layers=gr.LayerOptions(allow_additional_layers=False), transforms=(),
-                brush=gr.Brush(colors=[("#ff0050", 0.55)], color_mode="fixed", default_size=16), sources=(),
-                height=VIEW + 120, canvas_size=(VIEW, VIEW), elem_id="cf-editor",
-            )
-            with gr.Row():
-                area = gr.Slider(0.05, 0.8, value=0.3, step=0.05, label="Auto region: area budget",
-                                 info="The largest share of the image the automatic region may cover.")
-                cell = gr.Dropdown([2, 4, 8], value=4, label="cell (px)",
-                                   info="The region is made of square cells this many pixels wide.")
-            auto_btn = gr.Button("Automatic region (Integrated Gradients)", elem_id="cf-auto")
-            gr.Markdown("*Integrated Gradients* marks the pixels that made the classifier decide as it did; "
-                        "the automatic region covers the strongest of them.")
-            heat = gr.Image(label="Attribution heat map", type="numpy", height=160, interactive=False)
-        with gr.Column(scale=1):
-            target = gr.Dropdown(list(CLASSES), value="sphere", label="Target class", elem_id="cf-target",
-                                 info="What the classifier should see after the edit.")
-            samples = gr.Slider(1, 8, value=2, step=1, label="Samples",
-                                info="How many different counterfactuals to draw (same settings, other noise).")
-            steps = gr.Slider(4, 200, value=50, step=1, label="Network calls (paper: 100)", elem_id="cf-steps",
-                              info="Steps of the bridge (I2SB, an image-to-image diffusion): more is slower, finer.")
-            scale = gr.Slider(0.0, 40.0, value=16.0, step=0.5, label="Guidance scale s (embedded: 16)",
-                              info="How hard each step pushes the region towards the target class.")
-            tau = gr.Slider(0.1, 1.0, value=0.6, step=0.05, label="Start τ (fraction of the bridge)",
-                            info="How much of the region is re-drawn from noise: higher changes more.")
-            seed = gr.Number(0, precision=0, label="Seed", minimum=0,
-                             info="Same seed and settings → the same counterfactuals.")
-            with gr.Row():
-                run = gr.Button("Generate counterfactuals", variant="primary", elem_id="cf-run")
-                stop = gr.Button("Stop", variant="stop", elem_id="cf-stop")
-            preview = gr.Image(label="Preview (x̂0: the bridge's current guess of the final image)", type="numpy",
-                               height=160, interactive=False, elem_id="cf-preview")
-    status = gr.Markdown(elem_id="cf-status")
-    gallery = gr.Gallery(label="Counterfactual · |difference| · region", columns=6, height=320, format="png",
-                         elem_id="cf-gallery")
+        for column in (_source_column, _region_column, _settings_column):
+            with gr.Column(scale=1):
+                column(ui)
+    ui.status = gr.Markdown(elem_id="cf-status")
+    ui.gallery = gr.Gallery(label="Counterfactual · |difference| · region", columns=6, height=320, format="png",
+                            elem_id="cf-gallery")
     with gr.Row():
-        summary = gr.JSON(label="Run (JSON)", elem_id="cf-json")
-        files = gr.File(label="Downloads (PNG + JSON)", file_count="multiple", elem_id="cf-files")
+        ui.summary = gr.JSON(label="Run (JSON)", elem_id="cf-json")
+        ui.files = gr.File(label="Downloads (PNG + JSON)", file_count="multiple", elem_id="cf-files")
+    _wire(ui)
 
-    # the service (and torch) load on first use, never when the app is built
-    @user_errors
-    def on_image(upload_data, bridge, classifier):
-        """Gets the upload undecoded (preprocess=False): the backend reads the file, so a file that is
-        not an image is its clear message rather than Gradio's raw decoding error."""
-        from backends.counterfactual.service import classify, load_models
 
-        path = upload_data.get("path") if isinstance(upload_data, dict) else None
-        if not path:  # nothing uploaded: what is shown stays
-            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        models = load_models(bridge, classifier)
-        pred = classify(path, models)
-        info = (f"Models: bridge `{models.bridge_id}`, classifier `{pred.classifier_id}` on `{models.device}` · "
-                f"model input {models.size}×{models.size}")
-        if pred.warning:
-            gr.Warning(pred.warning, title="Outside the embedded models' world")
-            info += f"\n\n⚠️ {pred.warning}"
-        elif pred.domain is None:
-            info += " · published models: no embedded model in use, so the input is not checked against a synthetic world"
-        return editor_value(pred.image), prediction_label(pred.probabilities), info, path
+# the service (and torch) load on first use, never when the app is built
+@user_errors
+def on_image(upload_data, bridge, classifier):
+    """Gets the upload undecoded (preprocess=False): the backend reads the file, so a file that is
+    not an image is its clear message rather than Gradio's raw decoding error."""
+    from backends.counterfactual.service import classify, load_models
 
-    @user_errors
-    def on_models(bridge, classifier, current_target):
-        from backends.counterfactual.service import load_models
+    path = upload_data.get("path") if isinstance(upload_data, dict) else None
+    if not path:  # nothing uploaded: what is shown stays
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    models = load_models(bridge, classifier)
+    pred = classify(path, models)
+    info = (f"Models: bridge `{models.bridge_id}`, classifier `{pred.classifier_id}` on `{models.device}` · "
+            f"model input {models.size}×{models.size}")
+    if pred.warning:
+        gr.Warning(pred.warning, title="Outside the embedded models' world")
+        info += f"\n\n⚠️ {pred.warning}"
+    elif pred.domain is None:
+        info += " · published models: no embedded model in use, so the input is not checked against a synthetic world"
+    return editor_value(pred.image), prediction_label(pred.probabilities), info, path
 
-        models = load_models(bridge, classifier)
-        value = current_target if current_target in models.classes else models.classes[0]
-        info = (f"Models: bridge `{models.bridge_id}`, classifier `{models.classifier_id}` on `{models.device}` · "
-                f"model input {models.size}×{models.size} · load an image again to use them")
-        return gr.update(choices=list(models.classes), value=value), info
 
-    @user_errors
-    def on_auto(value, area_v, cell_v, bridge, classifier):
-        from backends.counterfactual.service import RegionRequest, load_models, prepare_image, suggest_region
+@user_errors
+def on_models(bridge, classifier, current_target):
+    from backends.counterfactual.service import load_models
 
-        image, _ = editor_to_image_and_mask(value)
-        models = load_models(bridge, classifier)
-        region = suggest_region(RegionRequest(image=image, area=float(area_v), cell=int(cell_v)), models)
-        small = prepare_image(image, models.size)  # what the model sees; no need to classify again
-        f = _factor(small.shape[0])
-        return editor_value(small, region.mask), heat_to_rgb(region.heatmap, f)
+    models = load_models(bridge, classifier)
+    value = current_target if current_target in models.classes else models.classes[0]
+    info = (f"Models: bridge `{models.bridge_id}`, classifier `{models.classifier_id}` on `{models.device}` · "
+            f"model input {models.size}×{models.size} · load an image again to use them")
+    return gr.update(choices=list(models.classes), value=value), info
 
-    def to_request(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, bridge, classifier):
-        from backends.counterfactual.requests import CounterfactualRequest
 
-        image, mask = editor_to_image_and_mask(value)
-        if mask is None or not mask.any():
-            raise InputError("Paint the region that may change first (or press 'Automatic region').")
-        return CounterfactualRequest(image=image, mask=mask, target=target_v, num_samples=int(samples_v),
-                                     num_inference_steps=int(steps_v), guidance_scale=float(scale_v),
-                                     start_fraction=float(tau_v), seed=int(seed_v or 0), bridge=bridge,
-                                     classifier=classifier)
+@user_errors
+def on_auto(value, area_v, cell_v, bridge, classifier):
+    from backends.counterfactual.outputs import heat_image
+    from backends.counterfactual.service import RegionRequest, load_models, prepare_image, suggest_region
 
+    image, _ = editor_to_image_and_mask(value)
+    models = load_models(bridge, classifier)
+    region = suggest_region(RegionRequest(image=image, area=float(area_v), cell=int(cell_v)), models)
+    small = prepare_image(image, models.size)  # what the model sees; no need to classify again
+    return editor_value(small, region.mask), heat_image(region.heatmap)
+
+
+def to_request(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, bridge, classifier):
+    from backends.counterfactual.requests import CounterfactualRequest
+
+    image, mask = editor_to_image_and_mask(value)
+    if mask is None or not mask.any():
+        raise InputError("Paint the region that may change first (or press 'Automatic region').")
+    return CounterfactualRequest(image=image, mask=mask, target=target_v, num_samples=int(samples_v),
+                                 num_inference_steps=int(steps_v), guidance_scale=float(scale_v),
+                                 start_fraction=float(tau_v), seed=int(seed_v or 0), bridge=bridge,
+                                 classifier=classifier)
+
+
+def show_result(request, result, paths):
+    """The run's files come from the backend's writer (the CLI writes the same); the tab only shows them."""
+    from backends.counterfactual.outputs import gallery_items, result_status
+
+    return result_status(result), gallery_items(result), result.to_json(), [str(p) for p in paths.values()]
+
+
+def preview_image(x0):
+    from backends.counterfactual.outputs import enlarged
+
+    return enlarged(x0)
+
+
+def _wire(ui: SimpleNamespace) -> None:
     # Light actions (a prediction, the automatic region, a model switch) have their own queue and
     # never wait behind a generation (which holds the shared "gpu" queue). Progress and errors show on a
     # status line; a failed action changes nothing else, and a refused upload gives way to the image in use.
     light = {"concurrency_id": "counterfactual-light", "concurrency_limit": 4}
-    image_io = {"inputs": [upload, bridge_id, classifier_id], "outputs": [editor, prediction, model_md, shown],
-                "status": model_md, "restore": [(upload, shown)], "preprocess": False, **light}
+    image_io = {"inputs": [ui.upload, ui.bridge, ui.classifier], "outputs": [ui.editor, ui.prediction, ui.model_md,
+                                                                            ui.shown],
+                "status": ui.model_md, "restore": [(ui.upload, ui.shown)], "preprocess": False, **light}
     # once per upload: the image's change event fires twice when one image replaces another (each message twice)
-    listen(upload.upload, on_image, api_name="counterfactual_classify", **image_io)
-    listen(examples.load_input_event.then, on_image, api_visibility="private", **image_io)
-    listen([bridge_id.change, classifier_id.change], on_models, status=model_md,
-           inputs=[bridge_id, classifier_id, target], outputs=[target, model_md], api_name="counterfactual_models",
-           **light)
-    listen(auto_btn.click, on_auto, status=status, progress_on=[heat], inputs=[editor, area, cell, bridge_id,
-                                                                                classifier_id],
-           outputs=[editor, heat], api_name="counterfactual_region", **light)
-    bind_action(GENERATE, trigger=run.click, stop=stop, status=status, preview=preview,
-                to_preview=lambda x0: upscale(x0[0], _factor(x0.shape[1])),
-                inputs=[editor, target, samples, steps, scale, tau, seed, bridge_id, classifier_id],
-                outputs=[gallery, summary, files], to_request=to_request, show=_show_result,
-                running="Running the bridge…",
+    listen(ui.upload.upload, on_image, api_name="counterfactual_classify", **image_io)
+    listen(ui.examples.load_input_event.then, on_image, api_visibility="private", **image_io)
+    listen([ui.bridge.change, ui.classifier.change], on_models, status=ui.model_md,
+           inputs=[ui.bridge, ui.classifier, ui.target], outputs=[ui.target, ui.model_md],
+           api_name="counterfactual_models", **light)
+    listen(ui.auto_btn.click, on_auto, status=ui.status, progress_on=[ui.heat],
+           inputs=[ui.editor, ui.area, ui.cell, ui.bridge, ui.classifier], outputs=[ui.editor, ui.heat],
+           api_name="counterfactual_region", **light)
+    bind_action(GENERATE, trigger=ui.run.click, stop=ui.stop, status=ui.status, preview=ui.preview,
+                to_preview=preview_image,
+                inputs=[ui.editor, ui.target, ui.samples, ui.steps, ui.scale, ui.tau, ui.seed, ui.bridge,
+                        ui.classifier],
+                outputs=[ui.preview, ui.status, ui.gallery, ui.summary, ui.files], to_request=to_request,
+                show=show_result, running="Running the bridge…",
                 stopped="Stopped by the user: this run made no counterfactuals. The gallery, JSON and downloads "
                         "below (if any) are the previous run's.")
-
-
-def _show_result(request, result, paths):
-    """The run's files come from the backend's writer (the CLI writes the same); the tab only enlarges them."""
-    from backends.counterfactual.outputs import difference_map, region_outline
-
-    f = _factor(result.original.shape[0])
-    items = []
-    for k, s in enumerate(result.samples):
-        mark = "✓ flipped" if s.flipped else "✗ not flipped"
-        items.append((upscale(s.image, f), f"#{k + 1}: {s.predicted} ({s.target_probability:.2f} {result.target}) {mark}"))
-        items.append((upscale(difference_map(s.image, result.original), f),
-                      f"#{k + 1}: |difference| (L1 in region {s.l1_inside:.3f})"))
-    items.append((upscale(region_outline(result.original, result.mask), f),
-                  f"original: {result.original_prediction}; region {result.mask.mean():.0%}"))
-    flipped = sum(s.flipped for s in result.samples)
-    status = (f"**{flipped}/{len(result.samples)} flipped** to *{result.target}* · max change outside the region: "
-              f"{max(s.max_change_outside for s in result.samples)} · {result.seconds:.1f} s · "
-              f"bridge `{result.models['bridge']}`, classifier `{result.models['classifier']}` on `{result.models['device']}`")
-    if result.notice:
-        status += f"\n\n⚠️ {result.notice}"
-    return status, items, result.to_json(), [str(p) for p in paths.values()]
 
 
 TAB = TabSpec(name="counterfactual", title="Counterfactual", build=build)
