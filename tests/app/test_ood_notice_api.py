@@ -54,7 +54,7 @@ def vd_settings(max_frames=8):
 def test_videodepth_photo_gets_the_notice_and_an_example_clip_does_not(client):
     *_, status, _, files, _, summary = client.predict(handle_file(str(PHOTO)), *vd_settings(),
                                                       api_name="/videodepth_run")
-    assert summary["frames"] == 1 and len(files) == 3  # the run went ahead
+    assert summary["frames"] == 1 and len(files) == 5  # the run went ahead: 3 outputs, its run card and input
     assert summary["domain"]["in_domain"] is False
     assert "`iclr25-studio models download depth-any-video`" in summary["domain"]["notice"]
     assert "⚠️" in status and "only knows 64-pixel renders" in status
