@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from types import SimpleNamespace
 
 import gradio as gr
 
+from app.components.action_button import bind_action, bind_stop
 from app.components.errors import user_errors
-from app.components.longwork import CANCELS, stream
 from app.components.model_download import download_stream, downloadable
 from app.components.queue_state import queue_state
 from app.tabs import TabSpec
 from backends.common.device import device_report
-from backends.common.errors import Cancelled
 from backends.common.redact import redact_paths
 from backends.common.registry import STATUS_HEADERS, default_registry, model_status, status_table
 from backends.common.settings import get_settings
-from backends.common.speedtest import SpeedTestRequest, run_speed_test
+from backends.common.speedtest import SpeedTestRequest
 from backends.common.sysinfo import library_versions, platform_summary
+from backends.common.system_actions import DOWNLOAD, SPEED_TEST
 
 
 def system_info() -> dict:
@@ -60,7 +61,8 @@ def versions_rows(info: dict) -> list[list[str]]:
     return [[k, v] for k, v in info["versions"].items()]
 
 
-def build(demo: gr.Blocks) -> None:
+def _overview() -> SimpleNamespace:
+    """The device, the versions, the model registry and the queue."""
     gr.Markdown("Where the suite runs and what it can load. Everything here is read live from this machine.")
     with gr.Row():
         device_md = gr.Markdown(elem_id="system-device")
@@ -71,32 +73,38 @@ def build(demo: gr.Blocks) -> None:
     with gr.Row():
         refresh = gr.Button("Refresh", variant="secondary")
         queue_json = gr.JSON(label="Queue", elem_id="system-queue")
+    return SimpleNamespace(device_md=device_md, versions=versions, models=models, refresh=refresh, queue=queue_json)
 
+
+def _downloads(models: gr.Dataframe) -> SimpleNamespace:
+    """A *Download* for the chosen model and one beside each missing model of the registry."""
     with gr.Accordion("Download the papers' models", open=True, elem_id="system-downloads"):
         gr.Markdown("Each missing model that is on the Hugging Face Hub has a *Download* button: its licence is "
                     "shown first, the disk space is checked before it starts, Stop keeps what has arrived and the "
                     "next Download resumes it. Gated models need their licence accepted on huggingface.co and "
                     "`hf auth login` on this machine first.")
         with gr.Row():
-            download_choice = gr.Dropdown(choices=downloadable(), label="Model", scale=3,
-                                          elem_id="download-choice",
-                                          info="A model of the registry that can be fetched from the Hugging Face Hub.")
-            download_fp16 = gr.Checkbox(False, label="fp16 weights", elem_id="download-fp16",
-                                        info="Where the repo publishes them: half the download, for a GPU.")
-            download_btn = gr.Button("Download", variant="primary", elem_id="download-run")
-            download_stop = gr.Button("Stop", variant="stop", elem_id="download-stop")
-        download_md = gr.Markdown(elem_id="download-status")
+            choice = gr.Dropdown(choices=downloadable(), label="Model", scale=3, elem_id="download-choice",
+                                 info="A model of the registry that can be fetched from the Hugging Face Hub.")
+            fp16 = gr.Checkbox(False, label="fp16 weights", elem_id="download-fp16",
+                               info="Where the repo publishes them: half the download, for a GPU.")
+            button = gr.Button("Download", variant="primary", elem_id="download-run")
+            stop = gr.Button("Stop", variant="stop", elem_id="download-stop")
+        status = gr.Markdown(elem_id="download-status")
 
         @gr.render(triggers=[models.change])
         def missing_rows():
             for spec_id, line in _missing_downloadable():
                 with gr.Row(elem_classes="download-row"):
                     gr.Markdown(line, elem_classes="download-row-text")
-                    button = gr.Button("Download", size="sm", elem_id=f"download-{spec_id}", scale=0)
-                button.click(_row_download(spec_id), inputs=download_fp16, outputs=download_md,
-                             api_visibility="private",
-                             concurrency_id="download").then(models_table, outputs=models)
+                    row_button = gr.Button("Download", size="sm", elem_id=f"download-{spec_id}", scale=0)
+                row_button.click(_row_download(spec_id), inputs=fp16, outputs=status, api_visibility="private",
+                                 concurrency_id="download").then(models_table, outputs=models)
 
+    return SimpleNamespace(choice=choice, fp16=fp16, button=button, stop=stop, status=status)
+
+
+def _speed() -> SimpleNamespace:
     with gr.Accordion("Measure device speed (matrix multiply)", open=False):
         with gr.Row():
             size = gr.Slider(64, 4096, value=512, step=64, label="Matrix size", elem_id="speed-size",
@@ -106,67 +114,71 @@ def build(demo: gr.Blocks) -> None:
         with gr.Row():
             run = gr.Button("Run speed test", variant="primary", elem_id="speed-run")
             stop = gr.Button("Stop", variant="stop", elem_id="speed-stop")
-        speed_md = gr.Markdown(elem_id="speed-result")
+        result = gr.Markdown(elem_id="speed-result")
+    # the session's last measurement (the run card's numbers); also gives the action's event a second output,
+    # since bind_action yields tuples, which a lone output would take whole
+    last = gr.State(None)
+    return SimpleNamespace(size=size, repeats=repeats, run=run, stop=stop, result=result, last=last)
 
+
+@user_errors
+def models_table() -> list[list]:
+    return _models_table()
+
+
+@user_errors
+def download_model(model_id: str, fp16: bool, request: gr.Request, progress=gr.Progress()):
+    """Download one model (the API's `/download_model`): the licence, then progress lines, then where it is."""
+    yield from download_stream(model_id, fp16, request, progress)
+
+
+def _row_download(model_id: str):
+    @user_errors
+    def download_row(fp16: bool, request: gr.Request, progress=gr.Progress()):
+        yield from download_stream(model_id, fp16, request, progress)
+
+    return download_row
+
+
+def _speed_text(request: SpeedTestRequest, value, paths) -> tuple[str, dict]:
+    return (f"**{value.gflops:.1f} GFLOP/s** on `{value.device}` ({value.dtype}): "
+            f"{value.repeats} × {value.size}² matmul in {value.seconds:.3f} s", asdict(value))
+
+
+def _wire(demo: gr.Blocks, view: SimpleNamespace, downloads: SimpleNamespace, speed: SimpleNamespace) -> None:
     @user_errors
     def load_system():
         info = system_info()
         return device_markdown(info), versions_rows(info), _models_table(), queue_state(demo)
 
-    @user_errors
-    def models_table() -> list[list]:
-        return _models_table()
-
     def queue_status() -> dict:
         return queue_state(demo)
 
-    @user_errors
-    def speed_test(size: float, repeats: float, request: gr.Request, progress=gr.Progress()):
-        req = SpeedTestRequest(size=int(size), repeats=int(repeats))
-        token = CANCELS.start(request, "speed_test")
-        try:
-            yield "Running…"
-            for kind, value in stream(run_speed_test(req, token), progress):
-                if kind == "result":
-                    yield (f"**{value.gflops:.1f} GFLOP/s** on `{value.device}` ({value.dtype}): "
-                           f"{value.repeats} × {value.size}² matmul in {value.seconds:.3f} s")
-        except Cancelled:
-            yield "Stopped by the user."
-        finally:
-            CANCELS.finish(request, "speed_test", token)
-
-    @user_errors
-    def download_model(model_id: str, fp16: bool, request: gr.Request, progress=gr.Progress()):
-        """Download one model (the API's `/download_model`): the licence, then progress lines, then where it is."""
-        yield from download_stream(model_id, fp16, request, progress)
-
-    def _row_download(model_id: str):
-        @user_errors
-        def download_row(fp16: bool, request: gr.Request, progress=gr.Progress()):
-            yield from download_stream(model_id, fp16, request, progress)
-
-        return download_row
-
-    def stop_download(request: gr.Request) -> str:
-        return "Stopping…" if CANCELS.cancel(request, "download") else "Nothing is downloading."
-
-    def stop_speed_test(request: gr.Request) -> str:
-        return "Stopping…" if CANCELS.cancel(request, "speed_test") else "Nothing is running."
-
+    overview = [view.device_md, view.versions, view.models, view.queue]
     gr.api(system_info, api_name="system_info")
-    demo.load(load_system, outputs=[device_md, versions, models, queue_json], api_visibility="private")
-    refresh.click(load_system, outputs=[device_md, versions, models, queue_json], api_name="refresh_system")
+    demo.load(load_system, outputs=overview, api_visibility="private")
+    view.refresh.click(load_system, outputs=overview, api_name="refresh_system")
     gr.api(models_table, api_name="models")
     gr.api(queue_status, api_name="queue_status")
-    # Stop sets the session's cancel token, which the backend checks between steps (Gradio's own
-    # `cancels=` could only stop the generator between two of its yields).
-    run.click(speed_test, inputs=[size, repeats], outputs=speed_md, api_name="speed_test", concurrency_id="gpu")
-    stop.click(stop_speed_test, outputs=speed_md, api_name="stop_speed_test", queue=False)
-    # Downloads wait on the network, not the device: their own queue, never behind generation.
-    download_btn.click(download_model, inputs=[download_choice, download_fp16], outputs=download_md,
-                       api_name="download_model",
-                       concurrency_id="download").then(models_table, outputs=models)
-    download_stop.click(stop_download, outputs=download_md, api_name="stop_download", queue=False)
+    # the speed test is an action on the shared "gpu" queue; Stop sets the session's cancel token, which the
+    # backend checks between steps (Gradio's own `cancels=` could only stop the generator between its yields)
+    bind_action(SPEED_TEST, trigger=speed.run.click, inputs=[speed.size, speed.repeats], outputs=[speed.last],
+                status=speed.result, to_request=lambda size, repeats: SpeedTestRequest(int(size), int(repeats)),
+                show=_speed_text, stopped="Stopped by the user.")
+    bind_stop(speed.stop, SPEED_TEST, speed.result, api_name="stop_speed_test")
+    # Downloads wait on the network, not the device: their own queue, never behind generation. The shared
+    # download_stream (also beside each tab's model choice) shows the licence and progress as they come.
+    downloads.button.click(download_model, inputs=[downloads.choice, downloads.fp16], outputs=downloads.status,
+                           api_name="download_model",
+                           concurrency_id="download").then(models_table, outputs=view.models)
+    bind_stop(downloads.stop, DOWNLOAD, downloads.status, api_name="stop_download")
+
+
+def build(demo: gr.Blocks) -> None:
+    view = _overview()
+    downloads = _downloads(view.models)
+    speed = _speed()
+    _wire(demo, view, downloads, speed)
 
 
 TAB = TabSpec(name="system", title="System", build=build)

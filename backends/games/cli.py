@@ -5,6 +5,10 @@
     iclr25-studio games improve --run-dir runs/gops --iterations 5 [--method beam]   (needs an LLM endpoint)
     iclr25-studio games improve --game avalon --part heuristic|guide --run-dir runs/avalon --iterations 3
     (--games and --budget default to the game's own; the run's rules live in backends/games/improve.py)
+    iclr25-studio replay runs/gops/run.json --out again/      # an improvement run's card, run again
+
+``improve`` runs the same action as the Improve tab (``games_improve``): progress on stderr, each
+iteration's log record as a JSON line on stdout, and the run card run.json beside the run's files.
 
 Agents: random, greedy, mcts (baseline heuristic), or a path to a strategy source file (a sandboxed
 ``evaluate_state`` used at the leaves of MCTS). Every game is one JSON line. Games run serially, in
@@ -23,7 +27,7 @@ import numpy as np
 
 from backends.common.errors import InputError
 from backends.games import domains
-from backends.games.improve import METHODS, ImproveRequest, ImproveUpdate, continues, improve
+from backends.games.requests import METHODS, ImproveRequest
 
 AGENTS = ("random", "greedy", "mcts")
 
@@ -89,20 +93,29 @@ def _match(a_spec: str, b_spec: str, args, out) -> float:
     return score_of(a, results)
 
 
+def _improve(args: argparse.Namespace) -> int:
+    """More iterations of the run in --run-dir (a new run there when it is empty), as the Improve tab runs them."""
+    from backends.common.action_cli import run_action
+    from backends.games.actions import IMPROVE
+    from backends.games.improve import continues
+
+    part = args.part or domains.domain_class(args.game).parts[0]
+    request = ImproveRequest(domains.kind_of(args.game, part), args.iterations, args.method, args.games,
+                             args.budget, {"num_cards": args.cards, "num_players": args.players,
+                                           "guide_side": args.guide_side},
+                             args.seed, args.workers, args.ray, run_dir=args.run_dir)
+    request.validate()
+    if args.run_dir.is_dir() and not continues(args.run_dir, request):
+        raise InputError(f"{args.run_dir} holds a run of another kind; choose a new --run-dir.")
+    result, _ = run_action(IMPROVE, request, args.run_dir)
+    for record in result.records:
+        print(json.dumps(record))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.games_command == "improve":
-        part = args.part or domains.domain_class(args.game).parts[0]
-        request = ImproveRequest(domains.kind_of(args.game, part), args.iterations, args.method, args.games,
-                                 args.budget, {"num_cards": args.cards, "num_players": args.players,
-                                               "guide_side": args.guide_side},
-                                 args.seed, args.workers, args.ray)
-        args.run_dir.mkdir(parents=True, exist_ok=True)
-        if not continues(args.run_dir, request):
-            raise InputError(f"{args.run_dir} holds a run of another kind; choose a new --run-dir.")
-        for item in improve(request, args.run_dir, lambda: args.run_dir):
-            if isinstance(item, ImproveUpdate) and item.record is not None:
-                print(json.dumps(item.record))
-        return 0
+        return _improve(args)
     out = open(args.out, "w", encoding="utf-8") if args.out else None
     try:
         if args.games_command == "selfplay":

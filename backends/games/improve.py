@@ -1,54 +1,27 @@
 """STRATEGIST improvement runs as backend calls: what the Improve tab and ``iclr25-studio games improve``
-both call, so the rules live once — which run a request continues, each game's default budget, the
-evaluation settings, reading a run's library and choosing the strategy the strategist agents play.
+both run (the ``games_improve`` action, ``backends.games.actions``), so the rules live once — which run a
+request continues, each game's default budget, the evaluation settings, reading a run's library and
+choosing the strategy the strategist agents play.
 
 A run is of one **kind** (``domains.run_kinds()``: a game, or "game-part" for games with several parts)
-and lives in a folder (library.json, ideas.json, log.jsonl, run.json, the LLM's replay cache).
+and lives in a folder (library.json, ideas.json, log.jsonl, strategist.json, the LLM's replay cache, and
+the run card run.json of the last call that ran it).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from backends.common.errors import Cancelled, InputError
 from backends.common.progress import CancelToken, ProgressEvent
 from backends.games import domains
+from backends.games.requests import METHODS, ImproveRequest  # noqa: F401 (the service's request, re-exported)
 from backends.games.strategist import loop
 from backends.games.strategist.llm import LLM, get_llm
-
-METHODS = ("strategist", "beam")
-
-
-@dataclass
-class ImproveRequest:
-    kind: str = domains.DEFAULT_GAME  # what to improve: a key of domains.run_kinds()
-    iterations: int = 2
-    method: str = "strategist"  # or "beam", the paper's ablation without the idea library
-    games: int | None = None  # evaluation games (per pairing or per strategy); None: the game's default
-    budget: int | None = None  # search budget per move / decision; None: the game's default
-    options: dict[str, Any] = field(default_factory=dict)  # the game's own, e.g. num_cards, guide_side
-    seed: int = 0
-    workers: int = 1  # local processes for the self-play games
-    ray_address: str | None = None  # or Ray tasks on this cluster
-
-    def validate(self) -> tuple[str, str]:
-        """(game, part); InputError with a sentence for anything out of range."""
-        game, part = domains.parse_kind(self.kind)
-        if self.method not in METHODS:
-            raise InputError(f"Method must be one of {', '.join(METHODS)}, got {self.method!r}.")
-        if not 1 <= int(self.iterations) <= 100:
-            raise InputError(f"Iterations must be 1 to 100, got {self.iterations!r}.")
-        for name in ("games", "budget"):
-            value = getattr(self, name)
-            if value is not None and not 1 <= int(value) <= 10_000:
-                raise InputError(f"{name.capitalize()} must be 1 to 10000, got {value!r}.")
-        if int(self.seed) < 0:
-            raise InputError("The seed must be 0 or more.")
-        return game, part
 
 
 @dataclass
@@ -70,6 +43,7 @@ class ImproveUpdate:
     view: RunView
     status: str
     record: dict | None = None  # the iteration's log record, when one finished
+    records: list[dict] = field(default_factory=list)  # (a call's result) every record this call logged
 
 
 @dataclass
@@ -120,6 +94,20 @@ def continues(run_dir: str | Path | None, request: ImproveRequest) -> bool:
     return domains.domain_class(game).same_run(part, saved, request.options)
 
 
+def place(request: ImproveRequest, run_dir: str | Path | None, new_dir: Callable[[], Path]) -> ImproveRequest:
+    """``request`` with the folder it runs in: ``run_dir`` when it holds a run the request continues (same
+    kind; a guide run: the same side), else ``new_dir()`` — checked first, so a refused request makes none."""
+    request.validate()
+    return replace(request, run_dir=Path(run_dir) if continues(run_dir, request) else Path(new_dir()))
+
+
+def llm_for(request: ImproveRequest) -> LLM:
+    """The run's LLM (the action's model), replaying its earlier answers from the run folder's cache."""
+    if request.run_dir is None:
+        raise InputError("An improvement run needs its run folder.")
+    return get_llm(cache=Path(request.run_dir) / "llm_cache.jsonl")
+
+
 def open_run(request: ImproveRequest, run_dir: str | Path, llm: LLM | None = None) -> loop.StrategistRun:
     """The run in ``run_dir`` (resumed if it has files), its LLM replayed from the folder's cache."""
     settings = settings_for(request)
@@ -129,28 +117,69 @@ def open_run(request: ImproveRequest, run_dir: str | Path, llm: LLM | None = Non
     return loop.StrategistRun(path, llm, settings, method=request.method, seed=int(request.seed))
 
 
+def work(request: ImproveRequest, llm: LLM | None, cancel: CancelToken | None = None
+         ) -> Iterator[ProgressEvent | ImproveUpdate]:
+    """The ``games_improve`` action: ``request.iterations`` more iterations of the run in ``request.run_dir``
+    (seeded first when new). Progress per LLM call and evaluated game, each finished iteration as a preview
+    (an :class:`ImproveUpdate`), then the update with every record of this call. ``cancel`` stops it within
+    one game or LLM answer (Cancelled); what finished is saved, and the next call goes on from there."""
+    if request.run_dir is None:
+        raise InputError("An improvement run needs its run folder.")
+    path = Path(request.run_dir)
+    if path.is_dir() and not continues(path, request):
+        raise InputError(f"{path.name} holds a run of another kind; choose a new run folder.")
+    run = open_run(request, path, llm)
+    name, records, fraction = run.llm.name, [], 0.0
+    for item in run.run(int(request.iterations), cancel):
+        if isinstance(item, ProgressEvent):
+            fraction = item.fraction
+            yield item
+            continue
+        records.append({k: v for k, v in item.items() if k != "kind"})
+        yield ProgressEvent(fraction, f"saved iteration {run.iteration}",
+                            preview=ImproveUpdate(run_view(path), _status(run, name), records[-1]))
+    yield ImproveUpdate(run_view(path), _status(run, name), records[-1] if records else None, records)
+
+
+def _status(run: loop.StrategistRun, llm_name: str) -> str:
+    best = run.library.top(1)
+    if best and run.iteration:
+        return (f"Iteration {run.iteration} · best **{best[0].id}** score {best[0].score:.3f} · "
+                f"LLM calls so far {run.llm_calls} ({llm_name})")
+    return "Seeded the strategy library." if best else "Seeded (no strategy could be scored)."
+
+
 def improve(request: ImproveRequest, run_dir: str | Path | None, new_dir: Callable[[], Path],
             cancel: CancelToken | None = None, llm: LLM | None = None) -> Iterator[ProgressEvent | ImproveUpdate]:
-    """Run ``request.iterations`` iterations, continuing ``run_dir`` when it holds a run of the same kind
-    (else a new run in ``new_dir()``). Yields progress (per evaluated game) and an update after seeding,
-    after each iteration and when stopped (``cancel``: within one game)."""
-    request.validate()
-    path = Path(run_dir) if continues(run_dir, request) else new_dir()
-    run = open_run(request, path, llm)
-    name = run.llm.name
-    yield ImproveUpdate(run_view(path), f"Running with **{name}**…")
+    """:func:`work` on the run in ``run_dir`` when the request continues it (else in ``new_dir()``): an update
+    when it starts, progress, and the last update — "Stopped after iteration N." when stopped."""
+    request = place(request, run_dir, new_dir)
+    llm = llm or llm_for(request)
+    yield ImproveUpdate(run_view(request.run_dir), f"Running with **{llm.name}**…")
     try:
-        for item in run.run(int(request.iterations), cancel):
-            if isinstance(item, ProgressEvent):
-                yield item
-                continue
-            best = run.library.top(1)
-            status = (f"Iteration {run.iteration} · best **{best[0].id}** score {best[0].score:.3f} · "
-                      f"LLM calls so far {run.llm_calls} ({name})") if best and run.iteration else \
-                "Seeded the strategy library." if best else "Seeded (no strategy could be scored)."
-            yield ImproveUpdate(run_view(path), status, item)
+        yield from work(request, llm, cancel)
     except Cancelled:
-        yield ImproveUpdate(run_view(path), f"Stopped after iteration {run.iteration}.")
+        yield stopped(request.run_dir)
+
+
+def stopped(run_dir: str | Path) -> ImproveUpdate:
+    """The run after a Stop: what the iterations that finished saved."""
+    done = max((r.get("iteration", 0) for r in loop.read_log(Path(run_dir) / "log.jsonl")), default=0)
+    return ImproveUpdate(run_view(run_dir), f"Stopped after iteration {done}.")
+
+
+def summary(update: ImproveUpdate) -> dict:
+    """What a run card says of a call's result: the iterations it logged and the best strategy."""
+    best = update.view.rows[0] if update.view.rows else None
+    return {"iterations_logged": [r.get("iteration") for r in update.records],
+            "best": best[0] if best else None, "best_score": best[4] if best else None,
+            "strategies": len(update.view.rows), "status": update.status}
+
+
+def run_files(update: ImproveUpdate, folder: Path) -> dict[str, Path]:
+    """The run's files in ``folder`` (the run wrote them there as it went): what its card lists."""
+    return {Path(name).stem: Path(folder) / name for name in loop.RUN_FILES
+            if name != "run.json" and (Path(folder) / name).is_file()}
 
 
 def run_view(run_dir: str | Path) -> RunView:

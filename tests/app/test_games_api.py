@@ -106,6 +106,37 @@ def test_improve_runs_against_an_openai_compatible_endpoint(session, monkeypatch
     assert any(Path(f).name == "log.jsonl" for f in files)
 
 
+def test_a_downloaded_improve_run_card_replays_through_the_cli(session, monkeypatch, scripted_endpoint, tmp_path):
+    """Download the run's files from the tab, rerun with `iclr25-studio replay run.json`: the same library."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from backends.common.settings import reset_settings
+
+    monkeypatch.setenv("ICLR25_LLM_BASE_URL", scripted_endpoint(scripted_strategist))
+    monkeypatch.setenv("ICLR25_LLM_MODEL", "scripted-double")
+    reset_settings()
+    status, curve, table, pick, files = session.predict("gops", "good", "strategist", 1, 4, 2, 4, 5,
+                                                        api_name="/strategist_run")
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    for f in files:  # a person saves the downloads into one folder
+        shutil.copy(f, downloads / Path(f).name)
+    assert {"library.json", "ideas.json", "log.jsonl", "strategist.json", "run.json"} <= {
+        p.name for p in downloads.iterdir()}
+    card = json.loads((downloads / "run.json").read_text())
+    assert card["action"] == "games_improve" and card["request"]["seed"] == 5 and card["request"]["iterations"] == 1
+    assert card["request"]["run_dir"] == {"$output": True} and card["result"]["best"] == table["data"][0][0]
+    out = tmp_path / "again"
+    res = subprocess.run([sys.executable, "-m", "app", "replay", str(downloads / "run.json"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr
+    assert json.loads((out / "library.json").read_text()) == json.loads((downloads / "library.json").read_text())
+    assert json.loads((out / "run.json").read_text())["result"] == card["result"]
+
+
 def test_a_loaded_avalon_run_plays_in_avalon_and_gops_keeps_its_own_strategist(session):
     from gradio_client import handle_file
 

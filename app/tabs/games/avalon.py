@@ -7,10 +7,11 @@ from __future__ import annotations
 import gradio as gr
 
 from app.components.errors import user_errors
-from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, read_log, seed_value, write_log
+from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, seed_value, write_log
 from backends.common.errors import InputError
 from backends.games.avalon import match as avalon
 from backends.games.avalon.game import ROLES, TEAM_SIZES, default_roles
+from backends.games.logs import read_log
 
 # the roles the tab's setups deal (the engine knows Percival, Morgana, Mordred and Oberon too; no setup has them)
 PLAYABLE_ROLES = [r for r in ROLES if any(r in default_roles(n) for n in TEAM_SIZES)]

@@ -1,16 +1,16 @@
-"""What the Strategy Games tab's three parts share: the seed field, quiet errors, the offered log file."""
+"""What the Strategy Games tab's three parts share: the seed field, quiet errors, the offered log file
+(written and read by ``backends.games.logs``)."""
 
 from __future__ import annotations
 
 import functools
 import logging
-from pathlib import Path
 
 import gradio as gr
 
 from app.components.downloads import new_output_dir
 from backends.common.errors import Cancelled, DiskFullError, InputError, ModelCorruptError, ModelMissingError
-from backends.common.files import write_text
+from backends.games import logs
 
 LOG_LABEL = "Game log (JSON): your view while the game runs, the full log once it is over"
 RELOAD_LABEL = "Reload a finished game (its full log) or resume yours (your view's log)"
@@ -37,16 +37,6 @@ def quiet(fn):
     return wrapper
 
 
-def read_log(path: str) -> str:
-    """An uploaded game log's text; a file that is not text (an image renamed .json) is the user's to fix."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise InputError("That file is not a game log: it is not readable text (a log is JSON).") from None
-
-
 def write_log(kind: str, name_and_text: tuple[str, str]) -> str:
-    name, text = name_and_text
-    path = new_output_dir(kind) / name
-    write_text(path, text)  # whole or not at all (a full disk is a clear message)
-    return str(path)
+    """The game's offered log in a new served folder (the backend writes it whole, or not at all)."""
+    return str(logs.write_log(new_output_dir(kind), name_and_text))

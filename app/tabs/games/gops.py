@@ -7,9 +7,10 @@ from __future__ import annotations
 import gradio as gr
 
 from app.components.errors import user_errors
-from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, read_log, seed_value, write_log
+from app.tabs.games.common import LOG_LABEL, RELOAD_LABEL, quiet, seed_value, write_log
 from backends.games.gops import match as gops
 from backends.games.gops.match import OPPONENTS, GopsMatch, GopsMatchRequest
+from backends.games.logs import read_log
 
 MAX_CARDS = 13
 HISTORY_HEADERS = ["round", "prize", "you", "agent", "won by"]

@@ -180,7 +180,7 @@ def read_log(path: Path) -> list[dict]:
 
 
 class StrategistRun:
-    """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl, run.json); resumes if they
+    """One improvement run in ``run_dir`` (library.json, ideas.json, log.jsonl, strategist.json); resumes if they
     exist. ``settings`` picks the game: a domain, or the evaluation settings of a registered game's domain."""
 
     def __init__(self, run_dir: str | Path, llm: LLM, settings, method: str = "strategist",
@@ -210,8 +210,8 @@ class StrategistRun:
     def _save(self, record: dict) -> None:
         write_text(self.dir / "library.json", json.dumps(self.library.to_json(), indent=1))
         write_text(self.dir / "ideas.json", json.dumps(self.ideas.arms, indent=1))
-        write_text(self.dir / "run.json", json.dumps({"game": self.domain.game, "part": self.domain.part,
-                                                            "method": self.method, "settings": asdict(self.settings)}))
+        write_text(self.dir / SETTINGS_FILE, json.dumps({"game": self.domain.game, "part": self.domain.part,
+                                                           "method": self.method, "settings": asdict(self.settings)}))
         with open(self.dir / "log.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -350,7 +350,37 @@ class StrategistRun:
                     yield event.preview
 
 
-RUN_FILES = ("library.json", "ideas.json", "log.jsonl", "run.json")
+# What a run improves and its evaluation settings. Runs saved before the run card (``run.json`` of
+# ``backends.common.runcard``, written beside the run's files) kept this in ``run.json``: still read.
+SETTINGS_FILE = "strategist.json"
+LEGACY_SETTINGS_FILE = "run.json"
+RUN_FILES = ("library.json", "ideas.json", "log.jsonl", SETTINGS_FILE, "run.json")
+
+
+def read_settings(run_dir: str | Path) -> dict:
+    """A run folder's record of what it improves ({game, part, method, settings}); {} if none. Read from
+    ``strategist.json``, else from an older run's own ``run.json``, else from the run card's request."""
+    path = Path(run_dir)
+    for name in (SETTINGS_FILE, LEGACY_SETTINGS_FILE):
+        if (path / name).is_file():
+            meta = settings_of(json.loads((path / name).read_text()))
+            if meta:
+                return meta
+    return {}
+
+
+def settings_of(data) -> dict:
+    """{game, part, method, settings} from a settings file's JSON or a run card of an improvement run."""
+    if not isinstance(data, dict):
+        return {}
+    if "game" in data and "format" not in data:  # strategist.json, or an older run's run.json
+        return data
+    request = data.get("request") if data.get("capability") == "games" else None
+    if isinstance(request, dict) and isinstance(request.get("kind"), str):  # a run card
+        game, part = domains.parse_kind(request["kind"])
+        return {"game": game, "part": part, "method": request.get("method", "strategist"),
+                "settings": dict(request.get("options") or {})}
+    return {}
 
 
 def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
@@ -368,6 +398,9 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
             raise ValueError("strategies of different games")
         ideas = json.loads(by_name["ideas.json"].read_text()) if "ideas.json" in by_name else {}
         IdeaLibrary(ideas)
+        # what the run improves: its settings file, an older run's run.json, or its run card's request
+        meta = next((m for m in (settings_of(json.loads(by_name[n].read_text()))
+                                 for n in (SETTINGS_FILE, LEGACY_SETTINGS_FILE) if n in by_name) if m), {})
     except (ValueError, TypeError, KeyError) as e:
         raise InputError(f"Not a strategy library: {e.__class__.__name__}: {e}") from None
     except SandboxError as e:
@@ -377,8 +410,8 @@ def import_run_files(files: list[str | Path], run_dir: Path) -> StrategyLibrary:
     write_text(run_dir / "ideas.json", json.dumps(ideas, indent=1))
     log = by_name["log.jsonl"].read_text() if "log.jsonl" in by_name else ""
     write_text(run_dir / "log.jsonl", log)
-    if "run.json" in by_name:
-        write_text(run_dir / "run.json", by_name["run.json"].read_text())
+    if meta:
+        write_text(run_dir / SETTINGS_FILE, json.dumps(meta))
     return library
 
 
@@ -400,10 +433,10 @@ def best_of_library(path: str | Path, game: str | None = None) -> Strategy:
 
 def run_kind(run_dir: str | Path) -> tuple[str, dict]:
     """What a run folder improves — the game, or "game-part" for games whose runs improve one of several
-    parts — and the evaluation settings it recorded. Runs saved before ``run.json`` existed:
+    parts — and the evaluation settings it recorded. Runs saved before a settings file existed:
     the game of their strategies."""
     path = Path(run_dir)
-    meta = json.loads((path / "run.json").read_text()) if (path / "run.json").exists() else {}
+    meta = read_settings(path)
     game = meta.get("game")
     if game is None and (path / "library.json").exists():
         saved = {s.get("game", domains.DEFAULT_GAME) for s in json.loads((path / "library.json").read_text())}

@@ -50,7 +50,7 @@ def test_a_request_continues_only_a_run_of_its_kind(tmp_path):
     assert updates[-1].record["iteration"] == 1 and updates[-1].view.ids
     assert service.continues(run, _gops()) and not service.continues(run, service.ImproveRequest("avalon-heuristic"))
     assert not service.continues(None, _gops())
-    (run / "run.json").write_text(json.dumps({"game": "avalon", "part": "guide", "settings": {"guide_side": "good"}}))
+    (run / "strategist.json").write_text(json.dumps({"game": "avalon", "part": "guide", "settings": {"guide_side": "good"}}))
     assert service.continues(run, service.ImproveRequest("avalon-guide", options={"guide_side": "good"}))
     assert not service.continues(run, service.ImproveRequest("avalon-guide", options={"guide_side": "evil"}))
 
@@ -61,6 +61,8 @@ def test_loading_a_run_sets_the_controls_and_its_best_strategy_plays(tmp_path):
     loaded = service.load_run(files, tmp_path / "run")
     assert loaded.kind.startswith("avalon") and loaded.games >= 1 and loaded.budget >= 1
     assert "Loaded" in loaded.status and loaded.view.ids
+    # the shipped run was saved before the run card took run.json's name: its settings are read from there
+    assert json.loads((tmp_path / "run" / "strategist.json").read_text())["game"] == "avalon"
     chosen = service.strategy_for_play("avalon", tmp_path / "run")
     assert chosen.source and chosen.name.startswith(loaded.view.ids[0])
     gops = service.strategy_for_play("gops", tmp_path / "run")  # an Avalon run: GOPS plays the shipped one
@@ -102,3 +104,34 @@ def test_progress_comes_per_evaluated_game_and_stop_ends_the_evaluation(tmp_path
     assert isinstance(last, service.ImproveUpdate) and last.status == "Stopped after iteration 0."
     games = [e for e in seen if isinstance(e, ProgressEvent) and "evaluation: game" in e.message]
     assert len(games) <= 4  # stopped inside the evaluation, within a game or two of the Stop
+
+
+def test_the_improve_action_writes_its_run_card_beside_the_run_and_the_card_replays(tmp_path):
+    """The tab's, API's and CLI's action: the run's files and one run card in the run folder; the card keeps
+    the request (the folder is the output), the run still continues, and a replay runs the same request."""
+    import dataclasses
+
+    from backends.common.action import replay
+    from backends.games.actions import IMPROVE
+
+    action = dataclasses.replace(IMPROVE, load=lambda request: ScriptedLLM())  # the LLM double, a fresh one each run
+    request = service.place(_gops(seed=3), None, lambda: tmp_path / "run")
+    assert request.run_dir == tmp_path / "run"
+    result = list(action.run_here(request))[-1]
+    paths = action.write_run(request, result, request.run_dir)
+    card = json.loads(paths["run"].read_text())
+    assert card["action"] == "games_improve" and card["capability"] == "games"
+    assert card["request"]["run_dir"] == {"$output": True} and card["request"]["kind"] == "gops"
+    assert card["result"]["iterations_logged"] == [0, 1] and card["result"]["best"] == result.view.rows[0][0]
+    assert {"library", "ideas", "log", "strategist"} <= set(card["files"])
+    assert service.continues(request.run_dir, _gops()) and service.run_view(request.run_dir).files[-1].endswith("run.json")
+
+    *_, (again, _) = replay(paths["run"], tmp_path / "again", {"games_improve": action}.__getitem__)
+    assert again.view.rows == result.view.rows  # the same strategies, ideas and self-play scores
+    assert json.loads((tmp_path / "again" / "run.json").read_text())["request"] == card["request"]
+
+    # a run's download (library, ideas, log and its card, without strategist.json) loads and goes on
+    files = [tmp_path / "run" / n for n in ("library.json", "ideas.json", "log.jsonl", "run.json")]
+    loaded = service.load_run(files, tmp_path / "loaded")
+    assert loaded.kind == "gops" and loaded.view.ids == result.view.ids
+    assert json.loads((tmp_path / "loaded" / "strategist.json").read_text())["game"] == "gops"

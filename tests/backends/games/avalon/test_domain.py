@@ -83,7 +83,7 @@ def test_a_heuristic_run_improves_logs_and_resumes(tmp_path, method):
     assert {s["game"] for s in lib} == {"avalon"} and all(s["guide"] == DEFAULT_GUIDES for s in lib)
     child = [s for s in lib if s["origin"]["kind"] in ("llm-idea", "llm-beam")]
     assert child and child[0]["source"].strip() == CAUTIOUS.strip()
-    assert json.loads((tmp_path / "run.json").read_text())["part"] == "heuristic"
+    assert json.loads((tmp_path / "strategist.json").read_text())["part"] == "heuristic"
     resumed = StrategistRun(tmp_path, llm, _settings(), method=method)
     assert resumed.iteration == 1 and resumed.llm_calls == run.llm_calls
     with pytest.raises(InputError, match="avalon"):  # a GOPS run cannot continue an Avalon library
@@ -118,7 +118,11 @@ def test_a_run_folder_says_what_it_improves(tmp_path):
     run.start(llm_seeds=0)
     assert run_kind(tmp_path / "g")[0] == "avalon-guide"
     assert run_kind(tmp_path / "g")[1]["guide_side"] == "evil"
-    (tmp_path / "g" / "run.json").unlink()  # a run saved before run.json: the game of its strategies
+    saved = (tmp_path / "g" / "strategist.json").read_text()
+    (tmp_path / "g" / "strategist.json").unlink()
+    (tmp_path / "g" / "run.json").write_text(saved)  # a run saved before the run card took run.json's name
+    assert run_kind(tmp_path / "g") == ("avalon-guide", json.loads(saved)["settings"])
+    (tmp_path / "g" / "run.json").unlink()  # a run saved before it recorded its settings: the game of its strategies
     assert run_kind(tmp_path / "g")[0] == "avalon-heuristic"
     shutil.rmtree(tmp_path / "g")
     assert run_kind(tmp_path / "g")[0] == "gops"
