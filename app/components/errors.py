@@ -20,6 +20,7 @@ from backends.common.errors import (
     InputError,
     ModelCorruptError,
     ModelMissingError,
+    WorkerLost,
 )
 from backends.common.redact import redact_paths
 
@@ -41,6 +42,8 @@ def as_gr_error(exc: BaseException) -> gr.Error:
         return gr.Error(text, title="Download failed")
     if isinstance(exc, DiskFullError):
         return gr.Error(text, title="Not enough disk space")
+    if isinstance(exc, WorkerLost):
+        return gr.Error(text, title="The worker stopped")
     log.exception("unexpected error in a handler", exc_info=exc)
     return gr.Error(f"Internal error ({exc.__class__.__name__}): {text}", title="Something went wrong")
 

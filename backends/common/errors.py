@@ -65,3 +65,8 @@ class DownloadError(StudioError):
         self.model_id = model_id
         self.kind = kind
         super().__init__(f"Cannot download '{model_id}': {message}")
+
+
+class WorkerLost(StudioError, RuntimeError):
+    """The worker running a job (a Ray actor) died or stopped answering: the job failed; its worker is
+    restarted, so running it again works."""

@@ -34,7 +34,7 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .errors import Cancelled, InputError, StudioError
+from .errors import Cancelled, InputError, StudioError, WorkerLost  # noqa: F401 (WorkerLost re-exported)
 from .progress import CancelToken, ProgressEvent
 
 if TYPE_CHECKING:
@@ -47,10 +47,6 @@ START_WAIT_S = 300.0  # a worker being created or restarted (a busy cluster, a l
 ANSWER_WAIT_S = 120.0  # a worker that answers no poll for this long is taken as lost
 MAX_CONCURRENCY = 16  # actor threads: polls and Stops get through while jobs run
 LOST = "The worker running this job died (killed, out of memory or its machine lost); run it again."
-
-
-class WorkerLost(StudioError, RuntimeError):
-    """The Ray worker running a job died or stopped answering: the job failed (its worker is restarted)."""
 
 
 class RayExecutor:
