@@ -286,20 +286,21 @@ def _video_request(kind, frames_v, *pose_v):
 
 
 def _wire_actions(ui: dict) -> None:
-    """Reconstruct, fit and video through the backend's actions; one Stop for the three (``avatar_stop``)."""
+    """Reconstruct, fit and video through the backend's actions (their APIs keep their outputs' order, the status
+    line where it was; reconstruct adds its downloads last); one Stop for the three (``avatar_stop``)."""
     # Progress and errors show on a status line; a failed action changes nothing else (the avatar, what
     # the model saw, the renders stay)
     bind_action(RECONSTRUCT, trigger=ui["recon_btn"].click, status=ui["status"],
                 inputs=[ui["source"], ui["subject"], ui["n_views"], ui["iterations"], ui["up_images"],
                         ui["up_masks"], ui["up_json"], *ui["sliders"], ui["model"], ui["keep"]],
-                outputs=[ui["inputs_gallery"], ui["payload"], ui["bones"], ui["files"]],
+                outputs=[ui["inputs_gallery"], ui["status"], ui["payload"], ui["bones"], ui["files"]],
                 to_request=_reconstruct_request, show=_show_avatar, running="Reconstructing…",
                 stopped="Stopped by the user; the previous avatar (if any) is kept.")
     bind_action(FIT_PHOTOS, trigger=ui["fit_btn"].click, status=ui["fit_md"], inputs=[ui["photo_files"]],
-                outputs=[ui["fit_gallery"], ui["keep"]], to_request=_photos_request, show=_show_fit,
+                outputs=[ui["fit_gallery"], ui["keep"], ui["fit_md"]], to_request=_photos_request, show=_show_fit,
                 running="Finding the person and fitting the body…")
     bind_action(VIDEO, trigger=ui["video_btn"].click, status=ui["render_md"],
-                inputs=[ui["video_kind"], ui["frames"], *ui["sliders"]], outputs=[ui["video_out"]],
+                inputs=[ui["video_kind"], ui["frames"], *ui["sliders"]], outputs=[ui["video_out"], ui["render_md"]],
                 to_request=_video_request, show=lambda request, v, paths: (v.describe(), str(v.path)),
                 folder=lambda request: request.out, running="Rendering the video…",
                 stopped="Stopped by the user; no video was made (the one shown before, if any, stays).")

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from backends.common.errors import InputError
+from backends.common.progress import check_cancelled
 from backends.synth import Camera
 
 from .body import Phenotype, RestBody, bone_labels, dense_weights, faces, posed_full_mesh, rest_body
@@ -157,15 +158,18 @@ def render_views(subject: Subject, pose: Pose, cameras: list[Camera], rest: Rest
     import open3d as o3d
     import open3d.core as o3c
 
+    check_cancelled()
     rest = rest or rest_body(subject.phenotype)
     tri = faces()
     verts = posed_full_mesh(rest, pose_transforms(rest, pose))
+    check_cancelled()  # a Stop (the current cancel scope's) ends the ray-casting between its steps
     scene = o3d.t.geometry.RaycastingScene()
     scene.add_triangles(o3c.Tensor(verts), o3c.Tensor(tri.astype(np.uint32)))
     materials = vertex_materials(rest, subject.outfit)
     canonical_vertices = rest.vertices.numpy()
     views = []
     for camera in cameras:
+        check_cancelled()
         rays = camera.rays()
         hit = scene.cast_rays(o3c.Tensor(rays))
         t = hit["t_hit"].numpy()
@@ -218,6 +222,7 @@ def sample_subject(seed: int, n_views: int = 4, size: int = 128, pose: Pose | No
     subject = Subject.random(rng)
     pose = pose or Pose.random(rng, spread=0.7)
     rest = rest_body(subject.phenotype)
+    check_cancelled()
     cams = camera_ring(n_views, size, start_deg=float(rng.uniform(0, 360)), jitter_deg=5.0, rng=rng)
     start = time.perf_counter()
     with torch.no_grad():

@@ -22,7 +22,7 @@ import torch
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
-from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, cancel_scope, stream_reports
 
 from .body import Phenotype, forward_kinematics
 from .gom import GoMAvatar
@@ -212,6 +212,7 @@ def load_model(name: str = EMBEDDED_MODEL, levels: int = RENDER_LEVELS, models_d
 
         model = load_reconstructor(None if name == EMBEDDED_MODEL else name, levels=levels)
     warm_up()  # the tile renderer's kernels load (or compile, once per machine) with the model
+    import open3d  # noqa: F401 — the ray-caster (visibility, synthetic views) loads with it too (seconds), not in a Stop-able step
     return model
 
 
@@ -240,7 +241,8 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None,
 
         yield ProgressEvent(0.1, f"ray-casting {req.n_views} views of synthetic subject {req.subject}")
         seed = SUBJECT_SEED0 + req.subject
-        sample = sample_subject(seed, req.n_views, size)
+        with cancel_scope(cancel):  # Stop ends the ray-casting between views
+            sample = sample_subject(seed, req.n_views, size)
         phenotype, pose = sample.subject.phenotype, sample.views[0].pose
         images = np.stack([v.rgb for v in sample.views]).astype(np.float32)
         masks = np.stack([v.mask for v in sample.views]).astype(np.float32)

@@ -35,7 +35,7 @@ def avatar(client):
 
 
 def test_reconstruct_sends_the_viewer_its_splats_and_bones(avatar):
-    status, gallery, payload, bones, files = avatar
+    gallery, status, payload, bones, files = avatar
     assert len(gallery) == 2 and "Gaussians in" in status and "avatar-embedded" in status
     data, pose = json.loads(payload), json.loads(bones)
     assert data["count"] > 1000 and pose["id"] == data["id"] and len(pose["bones"]) == data["bones"]
@@ -74,7 +74,7 @@ def test_cameras_json_nested_too_deep_is_a_clear_error():
 def test_render_video_and_export(client, avatar):
     image, truth, status = client.predict(30, 256, *NEUTRAL, api_name="/avatar_render")
     assert Path(image).is_file() and Path(truth).is_file() and "ms" in status and "PSNR" in status
-    _, video = client.predict("animation", 8, *NEUTRAL, api_name="/avatar_video")
+    video, _ = client.predict("animation", 8, *NEUTRAL, api_name="/avatar_video")
     path = video["video"] if isinstance(video, dict) else video
     assert Path(path).suffix == ".mp4" and Path(path).stat().st_size > 1000
     files = {Path(f).name: f for f in client.predict(*NEUTRAL, api_name="/avatar_export")}
@@ -90,7 +90,7 @@ def test_example_upload_reconstructs_and_bad_uploads_are_clear(client, tmp_path)
     images = [handle_file(by_name[f"view{i}.png"]) for i in range(2)]
     masks = [handle_file(by_name[f"view{i}_mask.png"]) for i in range(2)]
     out = reconstruct(client, "upload", images=images, masks=masks, spec=handle_file(by_name["cameras.json"]))
-    assert "upload (2 views)" in out[0]
+    assert "upload (2 views)" in out[1]
     with pytest.raises(Exception, match="Upload the images"):
         reconstruct(client, "upload", images=images, masks=None, spec=None)
     with pytest.raises(Exception, match="2 view"):
@@ -102,7 +102,7 @@ def test_example_upload_reconstructs_and_bad_uploads_are_clear(client, tmp_path)
     with pytest.raises(Exception, match="Image 'tiny.png': Image is 4×4; it must be at least 8×8 pixels"):
         reconstruct(client, "upload", images=[handle_file(str(tiny)), images[1]], masks=masks,
                     spec=handle_file(by_name["cameras.json"]))
-    assert "Gaussians in" in reconstruct(client)[0]  # the session goes on
+    assert "Gaussians in" in reconstruct(client)[1]  # the session goes on
 
 
 def test_a_downloaded_run_card_reproduces_the_avatar_through_the_cli(avatar, tmp_path):

@@ -36,13 +36,13 @@ def photos(tmp_path_factory):
 
 @pytest.mark.slow
 def test_photos_fit_then_reconstruct_from_the_kept_ones(client, photos):
-    status, gallery, keep = client.predict([handle_file(p) for p in photos], api_name="/avatar_fit_photos")
+    gallery, keep, status = client.predict([handle_file(p) for p in photos], api_name="/avatar_fit_photos")
     assert len(gallery) == 2 and [g["caption"] for g in gallery] == ["person0.png", "person1.png"]
     assert "Fitted one body to 2 photo(s)" in status
     # the person drops the second photo
     out = client.predict("photos", 0, 3, 1, None, None, None, *NEUTRAL, "avatar-embedded", ["person0.png"],
                          api_name="/avatar_reconstruct")
-    msg, views, payload, bones, _ = out
+    views, msg, payload, bones, _ = out
     assert len(views) == 1 and "upload (1 view)" in msg and "Gaussians in" in msg
     assert json.loads(payload)["count"] > 1000 and json.loads(bones)["id"] == json.loads(payload)["id"]
 
