@@ -398,7 +398,7 @@ def wire_scene(ui: SimpleNamespace) -> None:
     """Generate, Next stage and Rebuild run the one scene action (one Stop for all three); the mask overlay
     follows each result (the checkbox's own light handler)."""
     common = {"status": ui.status, "preview": ui.preview, "to_preview": lambda x0: enlarge(x0, 120)}
-    outs = [ui.image, ui.history, ui.summary, ui.files, ui.scene_key]
+    outs = [ui.preview, ui.image, ui.history, ui.status, ui.summary, ui.files, ui.scene_key]  # the API's order
     settings = [ui.model, ui.seed, ui.steps, ui.guidance, ui.method, ui.blend, ui.dsa_start, ui.masking]
     runs = [
         bind_action(SCENE, trigger=ui.gen_btn.click, stop=ui.stop_btn, api_name="layout3d_generate",

@@ -26,7 +26,7 @@ def test_depth_preview_is_cheap_and_validates(client):
 
 
 def test_generate_next_stage_and_go_back(client):
-    _, status, image, history, summary, files = client.predict(json.dumps(LAYOUT), *ARGS,
+    _, image, history, status, summary, files = client.predict(json.dumps(LAYOUT), *ARGS,
                                                                api_name="/layout3d_generate")
     assert [s["kind"] for s in summary["stages"]] == ["empty", "insert", "insert"]
     assert "layout3d-embedded" in status and "cpu" in status
@@ -39,7 +39,7 @@ def test_generate_next_stage_and_go_back(client):
 
     moved = json.loads(json.dumps(LAYOUT))
     moved["boxes"][1]["center"] = [0.35, 0.9, 0.35]
-    _, status, _, history, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
+    _, _, history, status, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
     assert [s["kind"] for s in summary["stages"]][-1] == "move" and len(history) == 4
     text, _, history, _, summary, _, *_ = client.predict(2, False, api_name="/layout3d_go_back")
     assert len(summary["stages"]) == 3 and json.loads(text)["boxes"][1]["center"][0] == 0.65
