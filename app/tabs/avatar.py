@@ -256,11 +256,11 @@ def _reconstruct_request(kind, subject_v, views_v, iters_v, images, masks, camer
 def _show_avatar(request, result, paths):
     from backends.avatar.viewer import avatar_payload, bones_payload
 
-    sessions.keep_avatar(_session(), result, paths["avatar"])
+    sessions.keep_avatar(_session(), result, paths)
     data = avatar_payload(result)
     views = [(str(paths[f"input_{i}"]), f"view {i}") for i in range(len(result.inputs))]
     bones = bones_payload(result, result.pose or result.input_pose, data["id"])
-    return result.describe(), views, json.dumps(data), json.dumps(bones), [str(p) for p in paths.values()]
+    return result.describe(), views, json.dumps(data), json.dumps(bones)
 
 
 def _photos_request(paths):
@@ -287,15 +287,18 @@ def _video_request(kind, frames_v, *pose_v):
 
 def _wire_actions(ui: dict) -> None:
     """Reconstruct, fit and video through the backend's actions (their APIs keep their outputs' order, the status
-    line where it was; reconstruct adds its downloads last); one Stop for the three (``avatar_stop``)."""
+    line where it was; a reconstruction's downloads follow it: ``avatar_downloads``); one Stop for the three
+    (``avatar_stop``)."""
     # Progress and errors show on a status line; a failed action changes nothing else (the avatar, what
     # the model saw, the renders stay)
-    bind_action(RECONSTRUCT, trigger=ui["recon_btn"].click, status=ui["status"],
-                inputs=[ui["source"], ui["subject"], ui["n_views"], ui["iterations"], ui["up_images"],
-                        ui["up_masks"], ui["up_json"], *ui["sliders"], ui["model"], ui["keep"]],
-                outputs=[ui["inputs_gallery"], ui["status"], ui["payload"], ui["bones"], ui["files"]],
-                to_request=_reconstruct_request, show=_show_avatar, running="Reconstructing…",
-                stopped="Stopped by the user; the previous avatar (if any) is kept.")
+    made = bind_action(RECONSTRUCT, trigger=ui["recon_btn"].click, status=ui["status"],
+                       inputs=[ui["source"], ui["subject"], ui["n_views"], ui["iterations"], ui["up_images"],
+                               ui["up_masks"], ui["up_json"], *ui["sliders"], ui["model"], ui["keep"]],
+                       outputs=[ui["inputs_gallery"], ui["status"], ui["payload"], ui["bones"]],
+                       to_request=_reconstruct_request, show=_show_avatar, running="Reconstructing…",
+                       stopped="Stopped by the user; the previous avatar (if any) is kept.")
+    made.success(on_downloads, outputs=ui["files"], api_name="avatar_downloads", show_progress="hidden",
+                 concurrency_id="avatar-render")
     bind_action(FIT_PHOTOS, trigger=ui["fit_btn"].click, status=ui["fit_md"], inputs=[ui["photo_files"]],
                 outputs=[ui["fit_gallery"], ui["keep"], ui["fit_md"]], to_request=_photos_request, show=_show_fit,
                 running="Finding the person and fitting the body…")
@@ -345,6 +348,13 @@ def on_preset(name, bones_v, request: gr.Request):
     if entry is None:
         return *values, gr.update()
     return *values, json.dumps(bones_payload(entry.result, pose, shown))
+
+
+@user_errors
+def on_downloads(request: gr.Request):
+    """The files of this session's last reconstruction, its run card (run.json) among them."""
+    entry = sessions.shown_avatar(_session(request))
+    return gr.update() if entry is None else [str(p) for p in entry.files if p.is_file()]
 
 
 @user_errors

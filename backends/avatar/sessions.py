@@ -5,7 +5,7 @@ sessions' worth, the least recently used dropped first, a dropped one reported a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +22,16 @@ NO_PHOTOS = ("Upload photos of a person and press 'Find the person and fit the b
 class SessionAvatar:
     result: Any  # service.AvatarResult
     file: Path  # its avatar.safetensors (written with the run that made it): what a video's request names
+    files: list[Path] = field(default_factory=list)  # every file of that run (its run card among them)
 
 
 AVATARS: SessionStore[SessionAvatar] = SessionStore(capacity=MAX_SESSIONS, expired=lambda key: InputError(NO_AVATAR))
 PHOTOS: SessionStore[Any] = SessionStore(capacity=MAX_SESSIONS, expired=lambda key: InputError(NO_PHOTOS))
 
 
-def keep_avatar(session: str, result, file: Path) -> None:
-    AVATARS.put(session, SessionAvatar(result, Path(file)))
+def keep_avatar(session: str, result, paths: dict[str, Path]) -> None:
+    """Keep the session's new avatar with its run's files (``paths``: what the reconstruct action wrote)."""
+    AVATARS.put(session, SessionAvatar(result, Path(paths["avatar"]), [Path(p) for p in paths.values()]))
 
 
 def current_avatar(session: str) -> SessionAvatar:

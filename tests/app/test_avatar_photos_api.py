@@ -42,7 +42,7 @@ def test_photos_fit_then_reconstruct_from_the_kept_ones(client, photos):
     # the person drops the second photo
     out = client.predict("photos", 0, 3, 1, None, None, None, *NEUTRAL, "avatar-embedded", ["person0.png"],
                          api_name="/avatar_reconstruct")
-    views, msg, payload, bones, _ = out
+    views, msg, payload, bones = out
     assert len(views) == 1 and "upload (1 view)" in msg and "Gaussians in" in msg
     assert json.loads(payload)["count"] > 1000 and json.loads(bones)["id"] == json.loads(payload)["id"]
 
