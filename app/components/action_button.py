@@ -32,39 +32,52 @@ STOPPED = "Stopped by the user: this run made no new results; what is shown belo
 def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Component],
                 outputs: Sequence[gr.components.Component], status: gr.components.Component,
                 to_request: Callable[..., Any], show: Callable[[Any, Any, dict[str, Path]], tuple],
-                stop: gr.Button | None = None, preview: gr.components.Component | None = None,
+                stop: gr.Button | None = None, stop_api_name: str | None = None,
+                preview: gr.components.Component | Sequence[gr.components.Component] | None = None,
                 to_preview: Callable[[Any], Any] = lambda item: item, running: str | Callable[[Any], str] = "Running…",
                 stopped: str | Callable[[Any], tuple] = STOPPED, folder: Callable[[Any], Path] | None = None,
                 api_name: str | None = None, **listen_kwargs):
     """Wire ``trigger`` (a listener such as ``button.click``) to run ``action``; returns the dependency.
 
     ``to_request(*input values)`` makes the request (raise ``InputError`` to refuse it); ``show(request,
-    result, paths)`` returns ``(status text, *values for the other outputs)``. The event's outputs are
+    result, paths)`` — or ``show(request, result, paths, input values)`` for display choices that are not
+    part of the request — returns ``(status text, *values for the other outputs)``. The event's outputs are
     ``outputs`` in the order given, so an API keeps its order: ``status`` and ``preview`` may stand
     anywhere in it (where they are not in it, they go first: ``[preview?, status, *outputs]``); the values
-    of ``show`` and ``stopped`` are for the outputs other than those two, in order. ``stopped`` is the
-    status text after a Stop, or a function of the request giving ``(status text, *values)``.
-    ``folder(request)`` is where the run is written (default: a new served output folder of the capability).
+    of ``show`` and ``stopped`` are for the outputs other than those two, in order. ``preview`` may be a
+    list of components (a run that previews several things as it goes): ``to_preview`` then returns one
+    value each. ``stopped`` is the status text after a Stop, or a function of the request giving
+    ``(status text, *values)``. ``folder(request)`` is where the run is written (default: a new served
+    output folder of the capability). ``stop`` gets the API name ``stop_api_name`` (default
+    ``<capability>_stop``).
     """
+    previews = [] if preview is None else list(preview) if isinstance(preview, list | tuple) else [preview]
     order = list(outputs)
     if not any(c is status for c in order):
         order.insert(0, status)
-    if preview is not None and not any(c is preview for c in order):
-        order.insert(0, preview)
+    for component in reversed(previews):
+        if not any(c is component for c in order):
+            order.insert(0, component)
     at_status = next(i for i, c in enumerate(order) if c is status)
-    at_preview = next((i for i, c in enumerate(order) if c is preview), None) if preview is not None else None
-    others = [i for i in range(len(order)) if i not in (at_status, at_preview)]
+    at_previews = [next(i for i, c in enumerate(order) if c is component) for component in previews]
+    others = [i for i in range(len(order)) if i != at_status and i not in at_previews]
     keep = (gr.update(),) * len(others)
+    show_takes_inputs = len(inspect.signature(show).parameters) >= 4  # show(request, result, paths, input values)
 
-    def row(text=None, picture=None, rest=keep) -> tuple:
-        """One value per output: the status text, the preview, and the others in order (None: unchanged)."""
+    def row(text=None, pictures=None, rest=keep):
+        """One value per output: the status text, the previews, the others in order (None: unchanged); a
+        bare value when the event has one output (Gradio takes a 1-tuple for the value itself)."""
         out = [gr.update()] * len(order)
         out[at_status] = gr.update() if text is None else text
-        if at_preview is not None and picture is not None:
-            out[at_preview] = picture
+        for i, v in zip(at_previews, pictures or (), strict=False):
+            out[i] = v
         for i, v in zip(others, rest, strict=True):
             out[i] = v
-        return tuple(out)
+        return tuple(out) if len(out) > 1 else out[0]
+
+    def preview_values(item) -> tuple:
+        value = to_preview(item)
+        return tuple(value) if len(previews) > 1 else (value,)
 
     def handler(*args):
         *inputs_given, request, progress = args
@@ -74,12 +87,13 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
             yield row(running(req) if callable(running) else running)
             for kind, item in stream(action.run(req, token), progress):
                 if kind == "preview":
-                    if preview is not None:
-                        yield row(picture=to_preview(item))
+                    if previews:
+                        yield row(pictures=preview_values(item))
                 else:
                     where = folder(req) if folder is not None else new_output_dir(action.capability)
                     paths = action.write_run(req, item, where)
-                    text, *rest = show(req, item, paths)
+                    text, *rest = show(req, item, paths, tuple(inputs_given)) if show_takes_inputs else \
+                        show(req, item, paths)
                     yield row(text, rest=rest)
         except Cancelled:
             text, *rest = stopped(req) if callable(stopped) else (stopped, *keep)
@@ -98,7 +112,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     dependency = listen(trigger, user_errors(handler), status=status, inputs=list(inputs), outputs=order,
                         api_name=api_name or action.name, **listen_kwargs)
     if stop is not None:
-        bind_stop(stop, action, status)
+        bind_stop(stop, action, status, api_name=stop_api_name)
     return dependency
 
 

@@ -224,8 +224,9 @@ def rebuild_request(file, _masks, key):
     return request
 
 
-def show_scene(request, result, paths):
-    """Keep the scene for the next stage; show its last stage, its history and its files (the backend's)."""
+def show_scene(request, result, paths, inputs=()):
+    """Keep the scene for the next stage; show its last stage (its masks overlaid when the input before the
+    scene key asks: the API's ``show_masks``), its history and its files (the backend's)."""
     scenes().put(request.scene_key, result.session)
     stages, last = result.stages, result.last
     status = (f"**Stage {last.index}: {last.action}** · made by `{result.model}` on `{result.device}`"
@@ -233,11 +234,12 @@ def show_scene(request, result, paths):
     if result.vocabulary_warning:
         status += f"\n\n⚠️ {result.vocabulary_warning}"
     files = [str(p) for p in last_stage_files(stages, paths)]
-    return status, scene_picture(stages, False, VIEW), history_items(stages), result.summary, files, request.scene_key
+    masks = bool(inputs[-2]) if len(inputs) >= 2 else False
+    return status, scene_picture(stages, masks, VIEW), history_items(stages), result.summary, files, request.scene_key
 
 
-def show_rebuilt(request, result, paths):
-    return *show_scene(request, result, paths), layout_text(result.last.layout.to_dict())
+def show_rebuilt(request, result, paths, inputs=()):
+    return *show_scene(request, result, paths, inputs), layout_text(result.last.layout.to_dict())
 
 
 # --- history: go back, masks ---------------------------------------------------------------
@@ -395,29 +397,24 @@ def wire_layout(demo: gr.Blocks, ui: SimpleNamespace) -> None:
 
 
 def wire_scene(ui: SimpleNamespace) -> None:
-    """Generate, Next stage and Rebuild run the one scene action (one Stop for all three); the mask overlay
-    follows each result (the checkbox's own light handler)."""
+    """Generate, Next stage and Rebuild run the one scene action (one Stop for all three); each shows the
+    masks overlaid when the checkbox (the API's ``show_masks``) asks."""
     common = {"status": ui.status, "preview": ui.preview, "to_preview": lambda x0: enlarge(x0, 120)}
     outs = [ui.preview, ui.image, ui.history, ui.status, ui.summary, ui.files, ui.scene_key]  # the API's order
     settings = [ui.model, ui.seed, ui.steps, ui.guidance, ui.method, ui.blend, ui.dsa_start, ui.masking]
-    runs = [
-        bind_action(SCENE, trigger=ui.gen_btn.click, stop=ui.stop_btn, api_name="layout3d_generate",
-                    inputs=[ui.layout_json, *settings, ui.show_masks, ui.scene_key], outputs=outs,
-                    to_request=generate_request, show=show_scene, running="Generating the scene…",
-                    stopped="Stopped by the user before the new scene was finished; the scene you had before "
-                            "(if any) is unchanged.", **common),
-        bind_action(SCENE, trigger=ui.next_btn.click, api_name="layout3d_next_stage",
-                    inputs=[ui.layout_json, ui.show_masks, ui.scene_key], outputs=outs,
-                    to_request=next_request, show=show_scene, running="Running the next stage…",
-                    stopped="Stopped by the user; the scene is as it was before this stage.", **common),
-        bind_action(SCENE, trigger=ui.rebuild_btn.upload, api_name="layout3d_rebuild",
-                    inputs=[ui.rebuild_btn, ui.show_masks, ui.scene_key], outputs=[*outs, ui.layout_json],
-                    to_request=rebuild_request, show=show_rebuilt, running="Rebuilding the scene…",
-                    stopped="Stopped by the user; the scene you had before (if any) is unchanged.", **common),
-    ]
-    for run in runs:
-        run.success(on_masks, inputs=[ui.show_masks, ui.scene_key], outputs=ui.image, api_visibility="private",
-                    concurrency_id="layout3d-edit", show_progress="hidden")
+    bind_action(SCENE, trigger=ui.gen_btn.click, stop=ui.stop_btn, api_name="layout3d_generate",
+                inputs=[ui.layout_json, *settings, ui.show_masks, ui.scene_key], outputs=outs,
+                to_request=generate_request, show=show_scene, running="Generating the scene…",
+                stopped="Stopped by the user before the new scene was finished; the scene you had before "
+                        "(if any) is unchanged.", **common)
+    bind_action(SCENE, trigger=ui.next_btn.click, api_name="layout3d_next_stage",
+                inputs=[ui.layout_json, ui.show_masks, ui.scene_key], outputs=outs,
+                to_request=next_request, show=show_scene, running="Running the next stage…",
+                stopped="Stopped by the user; the scene is as it was before this stage.", **common)
+    bind_action(SCENE, trigger=ui.rebuild_btn.upload, api_name="layout3d_rebuild",
+                inputs=[ui.rebuild_btn, ui.show_masks, ui.scene_key], outputs=[*outs, ui.layout_json],
+                to_request=rebuild_request, show=show_rebuilt, running="Rebuilding the scene…",
+                stopped="Stopped by the user; the scene you had before (if any) is unchanged.", **common)
 
 
 def wire_history(ui: SimpleNamespace) -> None:

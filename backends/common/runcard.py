@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import types
 import typing
@@ -141,7 +142,11 @@ def _keep_file(path: Path, folder: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         shutil.copytree(path, folder / rel, dirs_exist_ok=True)
-    else:
+        return rel
+    try:  # a hard link where the file system allows (a 50 MB video is not copied beside every card)
+        (folder / rel).unlink(missing_ok=True)
+        os.link(path, folder / rel)
+    except OSError:
         shutil.copy2(path, folder / rel)
     return rel
 

@@ -39,8 +39,11 @@ def test_generate_next_stage_and_go_back(client):
 
     moved = json.loads(json.dumps(LAYOUT))
     moved["boxes"][1]["center"] = [0.35, 0.9, 0.35]
-    _, _, history, status, summary, files = client.predict(json.dumps(moved), False, api_name="/layout3d_next_stage")
+    _, masked, history, status, summary, files = client.predict(json.dumps(moved), True,
+                                                                api_name="/layout3d_next_stage")
     assert [s["kind"] for s in summary["stages"]][-1] == "move" and len(history) == 4
+    plain = client.predict(False, api_name="/layout3d_masks")  # the API's show_masks was honoured
+    assert not np.array_equal(np.asarray(Image.open(masked)), np.asarray(Image.open(plain)))
     text, _, history, _, summary, _, *_ = client.predict(2, False, api_name="/layout3d_go_back")
     assert len(summary["stages"]) == 3 and json.loads(text)["boxes"][1]["center"][0] == 0.65
 
