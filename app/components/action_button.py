@@ -44,9 +44,9 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     part of the request — returns ``(status text, *values for the other outputs)``. The event's outputs are
     ``outputs`` in the order given, so an API keeps its order: ``status`` and ``preview`` may stand
     anywhere in it (where they are not in it, they go first: ``[preview?, status, *outputs]``); the values
-    of ``show`` and ``stopped`` are for the outputs other than those two, in order. ``preview`` may be a
-    list of components (a run that previews several things as it goes): ``to_preview`` then returns one
-    value each. ``stopped`` is the status text after a Stop, or a function of the request giving
+    of ``show`` and ``stopped`` are for the outputs other than those two, in order (or for every output but
+    the status, when the previews are outputs the result fills too). ``preview`` may be a list of
+    components (a run that previews several things as it goes): ``to_preview`` then returns one value each. ``stopped`` is the status text after a Stop, or a function of the request giving
     ``(status text, *values)``. ``folder(request)`` is where the run is written (default: a new served
     output folder of the capability). ``stop`` gets the API name ``stop_api_name`` (default
     ``<capability>_stop``).
@@ -61,6 +61,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     at_status = next(i for i, c in enumerate(order) if c is status)
     at_previews = [next(i for i, c in enumerate(order) if c is component) for component in previews]
     others = [i for i in range(len(order)) if i != at_status and i not in at_previews]
+    all_but_status = [i for i in range(len(order)) if i != at_status]
     keep = (gr.update(),) * len(others)
     show_takes_inputs = len(inspect.signature(show).parameters) >= 4  # show(request, result, paths, input values)
 
@@ -71,7 +72,9 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
         out[at_status] = gr.update() if text is None else text
         for i, v in zip(at_previews, pictures or (), strict=False):
             out[i] = v
-        for i, v in zip(others, rest, strict=True):
+        # a result's values fill the outputs but the status and the previews, or (when the previews show
+        # parts of the result, e.g. a curve that grows) every output but the status
+        for i, v in zip(others if len(rest) == len(others) else all_but_status, rest, strict=True):
             out[i] = v
         return tuple(out) if len(out) > 1 else out[0]
 
@@ -116,11 +119,15 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     return dependency
 
 
-def bind_stop(stop: gr.Button, action: Action, status: gr.components.Component, api_name: str | None = None) -> None:
-    """``stop`` cancels this session's running ``action`` (unqueued: it never waits behind the work)."""
+def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.components.Component,
+              api_name: str | None = None) -> None:
+    """``stop`` cancels this session's running ``action`` — or any of several (one Stop for a tab's actions) —
+    unqueued: it never waits behind the work."""
+    actions = list(action) if isinstance(action, list | tuple) else [action]
 
     def on_stop(request: gr.Request) -> str:
-        return "Stopping…" if CANCELS.cancel(request, action.name) else "Nothing is running."
+        stopped = [a.name for a in actions if CANCELS.cancel(request, a.name)]
+        return "Stopping…" if stopped else "Nothing is running."
 
-    on_stop.__name__ = f"on_{action.name}_stop"
-    stop.click(on_stop, outputs=status, api_name=api_name or f"{action.capability}_stop", queue=False)
+    on_stop.__name__ = f"on_{actions[0].name}_stop"
+    stop.click(on_stop, outputs=status, api_name=api_name or f"{actions[0].capability}_stop", queue=False)

@@ -113,6 +113,7 @@ def _wire_run(run_dir: gr.State, s: SimpleNamespace, lib: SimpleNamespace) -> No
     bind_action(IMPROVE, trigger=lib.run.click, status=lib.status,
                 inputs=[run_dir, s.game, s.side, s.method, s.iterations, s.cards, s.games, s.sims, s.seed],
                 outputs=[run_dir, lib.curve, lib.table, lib.pick, lib.files], to_request=_request, show=_shown,
+                preview=[lib.curve, lib.table, lib.pick, lib.files], to_preview=lambda update: _views(update.view),
                 stopped=lambda request: _shown(request, service.stopped(request.run_dir)),
                 folder=lambda request: request.run_dir,  # the run card beside the run's files
                 api_name="strategist_run", concurrency_id="improve", concurrency_limit=1)
