@@ -11,16 +11,13 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from app.components.action_button import bind_action
-from app.components.downloads import new_output_dir
+from app.components.action_button import bind_action, bind_stop
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.imageeditor import editor_to_image_and_mask
-from app.components.longwork import CANCELS, stream
 from app.components.model_choices import model_choices
 from app.components.model_download import download_beside
 from app.tabs import TabSpec
-from backends.common.errors import Cancelled
 from backends.textedit.actions import ACTIONS, ADAPTER_GENERATE, EDIT, FINETUNE, GENERATE, LOCALIZE, PROTECT
 from backends.textedit.models import DEFAULT_BLOCK_LIST, DEFAULT_MODEL, MODEL_CHOICES, PRESETS
 
@@ -59,7 +56,7 @@ def build(demo: gr.Blocks) -> None:
     _wire_localize(demo, ui)
     _wire_edit_protect(ui)
     _wire_finetune(ui)
-    _bind_stop(ui.stop_btn, ui.status)
+    bind_stop(ui.stop_btn, ACTIONS, ui.status, api_name="textedit_stop")  # one Stop for every action
 
 
 # --- layout ----------------------------------------------------------------------------------------
@@ -338,32 +335,16 @@ def _wire_model(demo, ui) -> None:
 
 def _wire_generate(ui) -> None:
     """Generate keeps its API's output order (preview, image, OCR, status, region), which API clients index;
-    ``bind_action`` puts the status line second, so this one event runs GENERATE itself (see on_generate)."""
-    listen(ui.gen_btn.click, on_generate, status=ui.status, inputs=[ui.model, ui.template, ui.text, ui.seed, ui.steps],
-           outputs=[ui.preview, ui.image, ui.gen_md, ui.status, ui.region], api_name="textedit_generate",
-           concurrency_id="gpu")
+    the finished image also replaces the last x̂0 preview."""
+    bind_action(GENERATE, trigger=ui.gen_btn.click, status=ui.status, preview=ui.preview, to_preview=_preview,
+                inputs=[ui.model, ui.template, ui.text, ui.seed, ui.steps],
+                outputs=[ui.preview, ui.image, ui.gen_md, ui.status, ui.region], to_request=_generate_request,
+                show=_show_generated, running="Generating…", stopped="Generate: stopped by the user.")
 
 
-@user_errors
-def on_generate(model_v, template_v, text_v, seed_v, steps_v, request: gr.Request, progress=gr.Progress()):
-    """GENERATE as ``bind_action`` runs an action (request, progress, previews, Stop, run written), its
-    outputs in the order the API has always had."""
-    req = _generate_request(model_v, template_v, text_v, seed_v, steps_v)
-    keep = gr.update()
-    token = CANCELS.start(request, GENERATE.name)
-    try:
-        yield keep, keep, keep, "Generating…", keep
-        for kind, item in stream(GENERATE.run(req, token), progress):
-            if kind == "preview":
-                yield _preview(item), keep, keep, keep, keep
-            else:
-                paths = GENERATE.write_run(req, item, new_output_dir(GENERATE.capability))
-                status, image, ocr, region = _show_generate(req, item, paths)
-                yield image, image, ocr, status, region
-    except Cancelled:
-        yield keep, keep, keep, "Generate: stopped by the user.", keep
-    finally:
-        CANCELS.finish(request, GENERATE.name, token)
+def _show_generated(request, result, paths):
+    status, image, ocr, region = _show_generate(request, result, paths)
+    return status, image, image, ocr, region
 
 
 def _wire_localize(demo, ui) -> None:
@@ -371,7 +352,8 @@ def _wire_localize(demo, ui) -> None:
     localized = bind_action(
         LOCALIZE, trigger=ui.loc_btn.click, status=ui.loc_md, preview=ui.layer_img, to_preview=_preview,
         inputs=base + [ui.loc_new, ui.loc_pairs, ui.loc_start, ui.loc_heads, ui.loc_topk],
-        outputs=[ui.bars, ui.heat, ui.table, ui.layer_pick, ui.loc_files, ui.loc_layers, ui.loc_state],
+        outputs=[ui.loc_md, ui.bars, ui.heat, ui.table, ui.layer_pick, ui.layer_img, ui.loc_files, ui.loc_layers,
+                 ui.loc_state],  # the API's order
         to_request=_localize_request, show=_show_localize, running="Scanning the layers…",
         stopped="Localize: stopped by the user.")
     localized.success(on_pick, inputs=[ui.layer_pick, ui.loc_state], outputs=ui.layer_img, api_visibility="private",
@@ -387,11 +369,11 @@ def _wire_edit_protect(ui) -> None:
     base = [ui.model, ui.template, ui.text, ui.seed, ui.steps]
     bind_action(EDIT, trigger=ui.edit_btn.click, status=ui.edit_md,
                 inputs=base + [ui.edit_new, ui.layers_box, ui.edit_start, ui.region],
-                outputs=[ui.edit_gallery, ui.edit_files], to_request=_edit_request, show=_show_edit,
+                outputs=[ui.edit_gallery, ui.edit_md, ui.edit_files], to_request=_edit_request, show=_show_edit,
                 running="Editing…", stopped="Edit: stopped by the user.")
     bind_action(PROTECT, trigger=ui.prot_btn.click, status=ui.prot_md,
                 inputs=[ui.model, ui.template, ui.seed, ui.steps, ui.prot_text, ui.block, ui.benign, ui.layers_box],
-                outputs=[ui.prot_gallery, ui.prot_files], to_request=_protect_request, show=_show_protect,
+                outputs=[ui.prot_gallery, ui.prot_md, ui.prot_files], to_request=_protect_request, show=_show_protect,
                 running="Generating…", stopped="Protect: stopped by the user.")
 
 
@@ -402,20 +384,9 @@ def _wire_finetune(ui) -> None:
                 outputs=[ui.ft_loss, ui.ft_files, ui.adapter], to_request=_finetune_request, show=_show_finetune,
                 running="Fine-tuning…", stopped="Fine-tune: stopped by the user.")
     bind_action(ADAPTER_GENERATE, trigger=ui.ad_btn.click, status=ui.ad_md,
-                inputs=[ui.model, ui.template, ui.text, ui.seed, ui.steps, ui.adapter], outputs=[ui.ad_image],
+                inputs=[ui.model, ui.template, ui.text, ui.seed, ui.steps, ui.adapter], outputs=[ui.ad_image, ui.ad_md],
                 to_request=_adapter_request, show=_show_adapter, running="Generating with the adapter…",
                 stopped="Adapter: stopped by the user.")
-
-
-def _bind_stop(stop: gr.Button, status) -> None:
-    """One Stop for every action of the tab: it stops whichever of them this session runs
-    (``action_button.bind_stop`` stops one action)."""
-
-    def on_stop(request: gr.Request) -> str:
-        stopped = [CANCELS.cancel(request, action.name) for action in ACTIONS]
-        return "Stopping…" if any(stopped) else "Nothing is running."
-
-    stop.click(on_stop, outputs=status, api_name="textedit_stop", queue=False)
 
 
 # --- layer sets and the per-layer view (light, no model work) --------------------------------------

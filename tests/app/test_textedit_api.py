@@ -42,7 +42,7 @@ def test_generate_reads_the_word(client):
 
 
 def test_localize_then_edit_with_its_layers(client):
-    layer_img, md, bars, heat, table, pick, files, layers, *_ = client.predict(
+    md, bars, heat, table, pick, layer_img, files, layers, *_ = client.predict(
         *BASE, "dog", 0, 0, False, None, api_name="/textedit_localize")
     assert "Chosen layers" in md and "% of the denoiser" in md and layers
     names = _by_name(files)
@@ -52,7 +52,7 @@ def test_localize_then_edit_with_its_layers(client):
     rows = json.loads(Path(names["layers.json"]).read_text())["layers"]
     assert len(rows) == 7 and all(0 <= r["f1_b"] <= 1 for r in rows)
 
-    md, gallery, files = client.predict(*BASE, "dog", layers, None, None, api_name="/textedit_edit")
+    gallery, md, files = client.predict(*BASE, "dog", layers, None, None, api_name="/textedit_edit")
     assert len(gallery) == 4 and "Edited" in md and "took the K/V" in md
     names = _by_name(files)
     assert {"original.png", "edited.png", "prompt_swap.png", "difference.png", "result.json", "run.json"} <= set(names)
@@ -61,10 +61,10 @@ def test_localize_then_edit_with_its_layers(client):
 
 
 def test_protect_swaps_a_blocked_word_and_leaves_clean_prompts_identical(client, layers):
-    md, gallery, _ = client.predict(MODEL, TEMPLATE, SEED, STEPS, "idiot", "idiot, jerk", "", layers,
+    gallery, md, _ = client.predict(MODEL, TEMPLATE, SEED, STEPS, "idiot", "idiot, jerk", "", layers,
                                     api_name="/textedit_protect")
     assert "Blocked 'idiot'" in md and len(gallery) == 2
-    md, gallery, files = client.predict(MODEL, TEMPLATE, SEED, STEPS, "cat", "idiot, jerk", "", layers,
+    gallery, md, files = client.predict(MODEL, TEMPLATE, SEED, STEPS, "cat", "idiot, jerk", "", layers,
                                         api_name="/textedit_protect")
     assert "pixel-identical" in md
     names = _by_name(files)
@@ -75,7 +75,7 @@ def test_finetune_downloads_an_adapter_that_loads_back(client, layers):
     md, _, files, adapter = client.predict(MODEL, TEMPLATE, SEED, 4, "localized", 2, 1e-4, 2, 1, layers,
                                            api_name="/textedit_finetune")
     assert "trainable parameters" in md and adapter.endswith(".safetensors")
-    ocr, image = client.predict(*BASE[:4], 4, handle_file(adapter), api_name="/textedit_adapter_generate")
+    image, ocr = client.predict(*BASE[:4], 4, handle_file(adapter), api_name="/textedit_adapter_generate")
     assert "With the adapter" in ocr and _png(image).shape == (128, 512, 3)
 
 
