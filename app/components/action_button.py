@@ -11,6 +11,7 @@ result is shown.
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,6 +28,23 @@ from .failures import listen
 from .longwork import CANCELS, stream
 
 STOPPED = "Stopped by the user: this run made no new results; what is shown below (if anything) is the previous run's."
+_SESSION: contextvars.ContextVar[str] = contextvars.ContextVar("action_session", default="anonymous")
+
+
+def current_session() -> str:
+    """The browser session of the bound action being handled: ``to_request``, ``show`` and ``stopped`` call it to
+    keep what a session holds between actions (``backends.<capability>.sessions``)."""
+    return _SESSION.get()
+
+
+def _in_session(request, fn, *args):
+    """``fn(*args)`` with ``current_session()`` naming ``request``'s session (set per call: Gradio may step a
+    generator handler in a different context each time)."""
+    reset = _SESSION.set(getattr(request, "session_hash", None) or "anonymous")
+    try:
+        return fn(*args)
+    finally:
+        _SESSION.reset(reset)
 
 
 def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Component],
@@ -84,7 +102,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
 
     def handler(*args):
         *inputs_given, request, progress = args
-        req = to_request(*inputs_given)
+        req = _in_session(request, to_request, *inputs_given)
         token = CANCELS.start(request, action.name)
         try:
             yield row(running(req) if callable(running) else running)
@@ -95,11 +113,11 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
                 else:
                     where = folder(req) if folder is not None else new_output_dir(action.capability)
                     paths = action.write_run(req, item, where)
-                    text, *rest = show(req, item, paths, tuple(inputs_given)) if show_takes_inputs else \
-                        show(req, item, paths)
+                    text, *rest = _in_session(request, show, req, item, paths, tuple(inputs_given)) \
+                        if show_takes_inputs else _in_session(request, show, req, item, paths)
                     yield row(text, rest=rest)
         except Cancelled:
-            text, *rest = stopped(req) if callable(stopped) else (stopped, *keep)
+            text, *rest = _in_session(request, stopped, req) if callable(stopped) else (stopped, *keep)
             yield row(text, rest=rest)
         finally:
             CANCELS.finish(request, action.name, token)

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.components.action_button import bind_action
+from app.components.action_button import bind_action, bind_stop, current_session
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.failures import listen
-from app.components.longwork import CANCELS
 from app.components.model_choices import model_choices as registered_choices
 from app.tabs import TabSpec
 from backends.avatar import sessions
@@ -77,12 +76,10 @@ def _viewer_js() -> str:
 
 
 def _session(request: gr.Request | None = None) -> str:
-    """The browser session an event belongs to. bind_action's ``to_request`` and ``show`` get no gr.Request,
-    so there it is read from Gradio's event context (the same request Gradio would pass)."""
+    """The browser session an event belongs to: the request's, or (inside a bound action's ``to_request``,
+    ``show`` and ``stopped``) the one bind_action names."""
     if request is None:
-        from gradio.context import LocalContext
-
-        request = LocalContext.request.get(None)
+        return current_session()
     return getattr(request, "session_hash", None) or "anonymous"
 
 
@@ -307,17 +304,7 @@ def _wire_actions(ui: dict) -> None:
                 to_request=_video_request, show=lambda request, v, paths: (v.describe(), str(v.path)),
                 folder=lambda request: request.out, running="Rendering the video…",
                 stopped="Stopped by the user; no video was made (the one shown before, if any, stays).")
-    _bind_stop(ui["stop_btn"], ui["status"])
-
-
-def _bind_stop(stop: gr.Button, status) -> None:
-    """The tab's one Stop stops whichever of its actions this session runs (bind_stop stops one action)."""
-
-    def on_avatar_stop(request: gr.Request) -> str:
-        stopped = [CANCELS.cancel(request, action.name) for action in ACTIONS]
-        return "Stopping…" if any(stopped) else "Nothing is running."
-
-    stop.click(on_avatar_stop, outputs=status, api_name="avatar_stop", queue=False)
+    bind_stop(ui["stop_btn"], ACTIONS, ui["status"], api_name="avatar_stop")  # one Stop for every action
 
 
 # --- light actions on the session's avatar ----------------------------------------------------------
