@@ -6,11 +6,11 @@ from collections.abc import Iterable
 
 
 def model_choices(capability: str, kinds: Iterable[str] | None = None, ids: Iterable[str] | None = None,
-                  details: str | None = None) -> list[tuple[str, str]]:
+                  details: str | None = None, labels: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(label, id) for the capability's registered models (of ``kinds``, or exactly ``ids`` in that order).
 
     The label says "present" or "missing"; ``details`` names a field of the model's spec to show before
-    that ("source", "license")."""
+    that ("source", "license"); ``labels`` gives a model a description of its own (shown instead of its id)."""
     from backends.common.registry import default_registry, model_status
 
     specs = [s for s in default_registry().for_capability(capability) if kinds is None or s.kind in set(kinds)]
@@ -23,5 +23,6 @@ def model_choices(capability: str, kinds: Iterable[str] | None = None, ids: Iter
     for model_id, spec in chosen:
         present = "present" if spec is not None and model_status(spec).present else "missing"
         where = f"{getattr(spec, details)}; " if details and spec is not None else ""
-        out.append((f"{model_id} ({where}{present})", model_id))
+        name = (labels or {}).get(model_id, model_id)
+        out.append((f"{name} ({where}{present})", model_id))
     return out

@@ -96,7 +96,9 @@ def default_model() -> str:
 def model_choices() -> list[tuple[str, str]]:
     from backends.avatar.models import offered_models
 
-    return registered_choices("avatar", ids=offered_models())
+    return registered_choices("avatar", ids=offered_models(), labels={
+        EMBEDDED_MODEL: "Embedded (CPU-sized, trained here; 1–5 views)",
+        PUBLISHED_MODEL: "LIFe-GoM published checkpoint (THuman2.0; exactly 3 views, SMPL-X)"})
 
 
 def model_info() -> str:
