@@ -22,7 +22,7 @@ import torch
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
-from backends.common.progress import CancelToken, ProgressEvent, cancel_scope, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, cancel_scope, relay, stream_reports
 
 from .body import Phenotype, forward_kinematics
 from .gom import GoMAvatar
@@ -299,11 +299,7 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None,
             out = model(views, n_iters=req.iterations, **hook)[-1][0]
         return out, time.perf_counter() - start
 
-    for item in stream_reports(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            avatar, seconds = item
+    avatar, seconds = yield from relay(stream_reports(work, cancel))
     avatar = GoMAvatar(avatar.coarse_xyz.detach(), avatar.lbs_weights.detach(), avatar.subdivision,
                        type(avatar.params)(*(t.detach() for t in (avatar.params.rgb, avatar.params.so3,
                                                                    avatar.params.scale, avatar.params.offset))))

@@ -188,3 +188,43 @@ def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = Non
         if not token._event.is_set():
             token.cancel("the consumer stopped listening")
         worker.join()
+
+
+StepFn = Callable[[Any, int, int, dict], Any]  # (pipe, step 1..n, n, the callback's tensors) -> value
+
+
+def step_callback(report: Report | None, cancel: CancelToken | None, *, steps: int | Callable[[Any], int],
+                  message: StepFn, start: float = 0.0, end: float = 1.0, preview: StepFn | None = None,
+                  preview_every: int = 1, done: StepFn | None = None) -> Callable:
+    """The one bridge from a diffusers pipeline's ``callback_on_step_end`` to long work's events.
+
+    After each step it stops the work if ``cancel`` is set (within a step), then reports a
+    :class:`ProgressEvent` over ``[start, end]`` — ``done(...)`` (default ``step / n``) of the way — saying
+    ``message(...)``, with ``preview(...)`` (an x̂0 picture; None for none) every ``preview_every`` steps and
+    at the last one. ``steps`` is the loop's length, or a function of the pipeline that knows it."""
+
+    def on_step_end(pipe, i, t, tensors):
+        if cancel is not None:
+            cancel.raise_if_cancelled()
+        if report is not None:
+            n = max(1, steps(pipe) if callable(steps) else steps)
+            step = i + 1
+            fraction = done(pipe, step, n, tensors) if done is not None else step / n
+            show = preview is not None and (step % max(1, preview_every) == 0 or step == n)
+            report(ProgressEvent(start + (end - start) * min(1.0, fraction), message(pipe, step, n, tensors),
+                                 preview(pipe, step, n, tensors) if show else None))
+        return {}
+
+    return on_step_end
+
+
+def relay(work: Iterable[Any]) -> Iterator[ProgressEvent]:
+    """Pass long work's events on and return its result: ``result = yield from relay(work)`` inside another
+    long-work generator (e.g. around :func:`stream_reports`)."""
+    result = None
+    for item in work:
+        if isinstance(item, ProgressEvent):
+            yield item
+        else:
+            result = item
+    return result

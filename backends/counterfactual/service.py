@@ -20,7 +20,7 @@ from backends.common.imageio import to_rgb_array, to_uint8
 from backends.common.modelbuild import cached_model
 from backends.common.ood import DomainCheck, check_inputs
 from backends.common.pipecopy import for_request
-from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, relay, step_callback, stream_reports
 from backends.common.registry import default_registry
 from backends.common.seeding import check_seed, torch_generator
 
@@ -245,28 +245,17 @@ def generate(request: CounterfactualRequest, cancel: CancelToken | None = None,
     pipeline = for_request(models.pipeline)  # its own bridge schedule: other requests step the shared one
 
     def work(report):
-        def on_step_end(pipe, i, t, tensors):
-            """Cancel within a step; stream x̂0 previews (the same way as the 3D Layout stages)."""
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            step, total = i + 1, len(pipe.scheduler.timesteps) - 1
-            x0 = tensors["pred_original_sample"]
-            preview = to_uint8(x0) if step % max(1, request.preview_every) == 0 or step == total else None
-            report(ProgressEvent(0.97 * step / total, f"bridge step {step}/{total}", preview))
-            return {}
-
+        on_step_end = step_callback(  # cancel within a step; x̂0 previews (as every pipeline of the suite)
+            report, cancel, steps=lambda pipe: len(pipe.scheduler.timesteps) - 1, end=0.97,
+            message=lambda pipe, step, n, _: f"bridge step {step}/{n}", preview_every=request.preview_every,
+            preview=lambda pipe, step, n, tensors: to_uint8(tensors["pred_original_sample"]))
         return pipeline(
             x, m, target, num_inference_steps=request.num_inference_steps, start_fraction=float(request.start_fraction),
             guidance_scale=float(request.guidance_scale), num_images_per_prompt=request.num_samples,
             guidance=request.guidance, stabilize=request.stabilize, generator=torch_generator(request.seed, "cpu"),
             callback_on_step_end=on_step_end, callback_on_step_end_tensor_inputs=["pred_original_sample"])
 
-    output = None
-    for item in stream_reports(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            output = item
+    output = yield from relay(stream_reports(work, cancel))
     images = to_uint8(output.images)
     images = np.where(mask[None, ..., None], images, image[None])  # outside the region: the input, bit for bit
     probs = probabilities(models, images)

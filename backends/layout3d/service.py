@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
-from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, relay, stream_reports
 from backends.synth.scene import ROOMS
 
 from .attention import DSAConfig
@@ -175,9 +175,7 @@ def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning) -> I
                 box["before"] = len(session.stages)
                 session.edit(layout, report, cancel)
 
-    for item in stream_reports(work, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
+    yield from relay(stream_reports(work, cancel))
     stages = session.stages
     yield SceneResult(stages, list(range(box["before"], len(stages))), session.model_id, str(session.pipe.device),
                       time.perf_counter() - t0, warning, scene_card(session), session)

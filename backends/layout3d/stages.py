@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from scipy import ndimage
 
 from backends.common.errors import InputError
-from backends.common.progress import CancelToken, ProgressEvent, Report
+from backends.common.progress import CancelToken, Report, step_callback
 
 from .attention import DSAConfig, cross_attention_map
 from .layout import Layout
@@ -172,20 +172,16 @@ class SceneSession:
 
     def _callback(self, label: str, lo: float, hi: float, report: Report | None, cancel: CancelToken | None):
         """The ``callback_on_step_end`` of one stage: cancel check, then a progress event with a preview."""
-        n = self.settings.num_inference_steps
+        def message(pipe, step, n, tensors):
+            what = "step" if tensors.get("pred_original_sample") is not None else "inverting, step"
+            return f"stage {len(self.stages)}: {label} — {what} {step}/{n}"
 
-        def on_step_end(pipe, i, t, tensors):
-            if cancel is not None:
-                cancel.raise_if_cancelled()
-            if report is not None:
-                x0 = tensors.get("pred_original_sample")
-                what = "step" if x0 is not None else "inverting, step"
-                show = x0 is not None and ((i + 1) % max(1, self.preview_every) == 0 or i + 1 == n)
-                report(ProgressEvent(lo + (hi - lo) * (i + 1) / n, f"stage {len(self.stages)}: {label} — {what} {i + 1}/{n}",
-                                     pipe.decode(x0) if show else None))
-            return {}
+        def picture(pipe, step, n, tensors):
+            x0 = tensors.get("pred_original_sample")
+            return pipe.decode(x0) if x0 is not None else None
 
-        return on_step_end
+        return step_callback(report, cancel, steps=self.settings.num_inference_steps, start=lo, end=hi,
+                             message=message, preview=picture, preview_every=self.preview_every)
 
     # --- the stage kinds ---------------------------------------------------------------------
     def _run(self, prompt, layout, dsa: DSAConfig | None = None, depth: torch.Tensor | None = None,

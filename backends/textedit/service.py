@@ -17,7 +17,7 @@ import numpy as np
 
 from backends.common.imageio import to_uint8
 from backends.common.modelbuild import cached_model
-from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, relay, step_callback, stream_reports
 
 from .loading import load_for
 from .metrics import char_f1
@@ -107,18 +107,14 @@ class Reporter:
         self.preview_every = preview_every
 
     def callback(self, start: float, end: float, label: str, preview: bool = True):
-        def cb(pipe, i, t, tensors):
-            n = _steps(pipe)
-            done = (pipe.phase_index + (i + 1) / n) / max(1, pipe.num_phases)
-            image = None
+        def picture(pipe, step, n, tensors):
             x0 = tensors.get("pred_original_sample")
-            if preview and x0 is not None and (i + 1) % self.preview_every == 0 and hasattr(pipe, "decode"):
-                image = to_uint8(pipe.decode(x0[:1]))[0]
-            self.report(ProgressEvent(start + (end - start) * min(1.0, done), f"{label} ({pipe.phase}, step {i + 1})",
-                                      image))
-            return {}
+            return to_uint8(pipe.decode(x0[:1]))[0] if x0 is not None and hasattr(pipe, "decode") else None
 
-        return cb
+        return step_callback(self.report, None, steps=_steps, start=start, end=end,
+                             message=lambda pipe, step, n, _: f"{label} ({pipe.phase}, step {step})",
+                             done=lambda pipe, step, n, _: (pipe.phase_index + step / n) / max(1, pipe.num_phases),
+                             preview=picture if preview else None, preview_every=self.preview_every)
 
     def tensors(self) -> list[str]:
         return ["latents", "pred_original_sample"]
@@ -147,13 +143,7 @@ def stream_action(work: Callable, cancel: CancelToken | None):
         with PIPELINE_LOCK:
             return work(report)
 
-    result = None
-    for item in stream_reports(locked, cancel):
-        if isinstance(item, ProgressEvent):
-            yield item
-        else:
-            result = item
-    return result
+    return (yield from relay(stream_reports(locked, cancel)))
 
 
 # --- generate ----------------------------------------------------------------------------------

@@ -146,3 +146,32 @@ def test_a_child_token_is_cancelled_with_its_parent_and_reports_the_parents_reas
     assert child.cancelled and child.wait(5)
     with pytest.raises(Cancelled, match="the session ended"):
         child.raise_if_cancelled()
+
+
+def test_step_callback_reports_each_step_stops_within_one_and_previews_every_few():
+    from backends.common.errors import Cancelled
+    from backends.common.progress import CancelToken, step_callback
+
+    events, token = [], CancelToken()
+    cb = step_callback(events.append, token, steps=4, start=0.5, end=1.0, preview_every=3,
+                       message=lambda pipe, step, n, t: f"step {step}/{n}",
+                       preview=lambda pipe, step, n, t: t["x0"] * step)
+    for i in range(4):
+        assert cb(None, i, 999 - i, {"x0": 10}) == {}
+    assert [e.message for e in events] == ["step 1/4", "step 2/4", "step 3/4", "step 4/4"]
+    assert [e.fraction for e in events] == [0.625, 0.75, 0.875, 1.0]
+    assert [e.preview for e in events] == [None, None, 30, 40]  # every third step and the last
+    token.cancel()
+    with pytest.raises(Cancelled):
+        cb(None, 0, 1, {"x0": 1})
+
+
+def test_relay_passes_events_on_and_returns_the_result():
+    from backends.common.progress import ProgressEvent, relay
+
+    def outer():
+        result = yield from relay(iter([ProgressEvent(0.5, "half"), "done"]))
+        yield f"got {result}"
+
+    items = list(outer())
+    assert [getattr(i, "message", i) for i in items] == ["half", "got done"]
