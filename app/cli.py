@@ -6,7 +6,8 @@
   models download ID... | --tab TAB | --all      fetch real checkpoints from the Hugging Face Hub
   replay RUN.json --out DIR                      run any capability's run card again (same outputs)
 
-Each capability adds one subcommand for batch work (JSON in, files out) to ``CAPABILITY_COMMANDS``.
+Each capability of ``backends.CAPABILITIES`` has one subcommand for batch work (JSON in, files out): its
+``backends/<capability>/cli.py``.
 """
 
 from __future__ import annotations
@@ -25,19 +26,16 @@ from backends.common.errors import (
 )
 from backends.common.settings import configure
 
-# (subcommand, help, module): the module (no gradio) has add_arguments(parser) and run(args) -> exit code.
-# It must import nothing heavy at module level (torch loads when the subcommand runs).
-CAPABILITY_COMMANDS: list[tuple[str, str, str]] = [
-    ("layout3d", "Build-A-Scene: a 3D box layout (and later edits) to staged images (files out)", "backends.layout3d.cli"),
-    ("counterfactual", "RCSB counterfactuals for an image or a folder (files out)", "backends.counterfactual.cli"),
-    ("textedit", "Text in Image: generate, localize text layers, edit, protect, LoRA fine-tune (files out)",
-     "backends.textedit.cli"),
-    ("avatar", "LIFe-GoM avatars: reconstruct from views, render novel views/poses/videos, export (files out)",
-     "backends.avatar.cli"),
-    ("videodepth", "Depth Any Video: depth of a video, image or folder of frames (mp4, 16-bit PNGs, npz)",
-     "backends.videodepth.cli"),
-    ("games", "GOPS self-play, tournaments and STRATEGIST improvement runs", "backends.games.cli"),
-]
+
+# Each capability of ``backends.CAPABILITIES`` has a subcommand: its ``backends/<capability>/cli.py`` has HELP,
+# add_arguments(parser) and run(args) -> exit code, and imports nothing heavy at module level (torch loads
+# when the subcommand runs).
+def capability_commands() -> list[tuple[str, str, str]]:
+    """(subcommand, help, module) for every capability, in tab order."""
+    from backends import CAPABILITIES
+
+    modules = [(name, f"backends.{name}.cli") for name in CAPABILITIES]
+    return [(name, importlib.import_module(module).HELP, module) for name, module in modules]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("card", type=Path, help="the run.json of a run")
     replay.add_argument("--out", type=Path, required=True, help="output folder")
 
-    for name, help_text, module in CAPABILITY_COMMANDS:
+    for name, help_text, module in capability_commands():
         cap = sub.add_parser(name, help=help_text)
         cap.set_defaults(capability_module=module)
         importlib.import_module(module).add_arguments(cap)

@@ -25,6 +25,8 @@ from pathlib import Path
 from backends.common import jsontext
 from backends.common.errors import InputError
 
+HELP = "LIFe-GoM avatars: reconstruct from views, render novel views/poses/videos, export (files out)"
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="avatar_action", required=True)

@@ -22,6 +22,7 @@ from backends.common.imageio import to_rgb_array
 
 from .data import CLASSES
 
+HELP = "RCSB counterfactuals for an image or a folder (files out)"
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp"}
 
 

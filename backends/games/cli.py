@@ -29,6 +29,7 @@ from backends.common.errors import InputError
 from backends.games import domains
 from backends.games.requests import METHODS, ImproveRequest
 
+HELP = "GOPS self-play, tournaments and STRATEGIST improvement runs"
 AGENTS = ("random", "greedy", "mcts")
 
 

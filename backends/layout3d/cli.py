@@ -23,6 +23,8 @@ from backends.common.errors import InputError
 
 from .models import DEFAULT_MODEL, MODEL_CHOICES
 
+HELP = "Build-A-Scene: a 3D box layout (and later edits) to staged images (files out)"
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", type=Path, help="layout JSON: scene_prompt and boxes")

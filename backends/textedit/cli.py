@@ -22,6 +22,7 @@ from backends.common.errors import InputError
 
 from .models import DEFAULT_MODEL, MODEL_CHOICES
 
+HELP = "Text in Image: generate, localize text layers, edit, protect, LoRA fine-tune (files out)"
 ACTIONS = ("generate", "localize", "edit", "protect", "finetune")
 
 

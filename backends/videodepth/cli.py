@@ -23,6 +23,8 @@ from pathlib import Path
 
 from .outputs import COLORMAPS
 
+HELP = "Depth Any Video: depth of a video, image or folder of frames (mp4, 16-bit PNGs, npz)"
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", type=Path, help="a video, an image, or a folder of frame images (required)")
