@@ -1,6 +1,6 @@
 """Downloading a paper's model from the page: the System tab's buttons and the one beside each tab's model choice.
 
-:func:`download_stream` runs :func:`backends.common.download.download` for one model and turns its events
+:func:`download_stream` runs the ``download`` action (``backends.common.system_actions``) for one model and turns its events
 into the status text a person reads (the licence first, then bytes, rate and time left, then where it went),
 with this session's Stop. :func:`download_beside` puts a *Download* button next to a tab's model choice,
 shown while the chosen model (or a part it needs, e.g. SD 1.5 + the depth ControlNet) is missing.
@@ -28,17 +28,19 @@ def downloadable() -> list[str]:
 def download_stream(model_id: str, fp16: bool, request: gr.Request | None,
                     progress: gr.Progress | None) -> Iterator[str]:
     """Stream one download into the status text; Stop (this session's) ends it, a failure is shown and raised."""
-    from backends.common.download import download
+    from backends.common.errors import InputError
+    from backends.common.system_actions import DOWNLOAD, DownloadRequest
 
-    spec = default_registry().get(model_id) if model_id in downloadable() else None
-    if spec is None:
-        raise gr.Error(f"Choose a model to download: one of {', '.join(downloadable())}.",
-                       title="Please check the input")
-    token = CANCELS.start(request, "download")
-    licence = ""
-    variant = "fp16" if fp16 and spec.fp16_files else None  # the full weights where no fp16 ones are published
+    request_ = DownloadRequest(model_id or "", bool(fp16))
     try:
-        for kind, value in stream(_with_messages(download(spec, token, variant=variant)), progress):
+        request_.validate()
+    except InputError as e:
+        raise as_gr_error(e) from e
+    spec = default_registry().get(model_id)
+    token = CANCELS.start(request, DOWNLOAD.name)
+    licence = ""
+    try:
+        for kind, value in stream(_with_messages(DOWNLOAD.run(request_, token)), progress):
             if kind == "preview" and isinstance(value, str):
                 licence = licence or value
                 yield value
@@ -54,7 +56,7 @@ def download_stream(model_id: str, fp16: bool, request: gr.Request | None,
         yield f"**Download failed.** {redact_paths(str(e))}"
         raise as_gr_error(e) from e
     finally:
-        CANCELS.finish(request, "download", token)
+        CANCELS.finish(request, DOWNLOAD.name, token)
 
 
 def _with_messages(work):
