@@ -1,14 +1,20 @@
 """Heavy actions on Ray (``serve --ray``): the same outputs as in-process, Stop, and a killed worker.
 
 One local Ray instance (2 CPUs) for the module: starting Ray is the slow part. ``ACTIONS`` lists the
-actions checked for "same outputs on Ray as in this process": add a tab's action with a small request.
+actions checked for "same outputs on Ray as in this process" result field by result field; ``TAB_ACTIONS``
+a heavy action of each other tab, checked by the files ``write_run`` writes of each result (a result may
+hold what does not compare field by field), with the smallest settings that still run the real model.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 import os
+import pickle
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -50,10 +56,64 @@ ACTIONS = [
 ]
 
 IGNORED = {"seconds", "pid", "loads", "where"}  # where and how long it ran, not what it made
+TIMINGS = IGNORED | {"reconstruction_s"}  # the keys of written JSON that say how long it took
+
+
+def layout3d_request(out: Path):
+    from backends.layout3d.requests import SceneRequest
+
+    box = {"prompt": "a red cube", "center": [-0.2, 1.0, 0.35], "size": [0.7, 0.7, 0.7], "yaw_deg": 0}
+    layout = {"scene_prompt": "a green lawn under a pale blue sky", "boxes": [box]}
+    return SceneRequest(layout, model="layout3d-embedded", num_inference_steps=3)
+
+
+def textedit_request(out: Path):
+    from backends.textedit.requests import GenerateRequest
+
+    return GenerateRequest(model="textedit-embedded", text="cat", num_inference_steps=4)
+
+
+def avatar_request(out: Path):
+    from backends.avatar.requests import ReconstructRequest
+
+    return ReconstructRequest(subject=0, n_views=1, iterations=1, model="avatar-embedded")
+
+
+def videodepth_request(out: Path):
+    from backends.videodepth.examples import EXAMPLES, example_clip
+    from backends.videodepth.requests import VideoDepthRequest
+
+    return VideoDepthRequest(example_clip(next(iter(EXAMPLES))), out, model_id="videodepth-embedded",
+                             max_frames=8, max_side=64, baseline_frames=0)
+
+
+# (action name, request factory taking the run's output folder): a heavy action of each other tab
+TAB_ACTIONS = [
+    ("layout3d_scene", layout3d_request),
+    ("textedit_generate", textedit_request),
+    ("avatar_reconstruct", avatar_request),
+    ("videodepth_estimate_depth", videodepth_request),
+]
+# results that travel back from a worker with far more than they write, and why (a strict note: once the
+# result is light, the test says so and the entry goes)
+HEAVY_RESULTS = {
+    "layout3d_scene": "SceneResult.session is the live SceneSession: the whole pipeline (session.pipe) and every "
+                      "stage's cache and latents travel back with each result (about 33 MB for the embedded "
+                      "model, the weights of the published one), the written files are a few kB",
+}
 
 
 @pytest.fixture(scope="module")
-def executor():
+def machine_models() -> Path:
+    """The environment's models folder, not a test's empty one: the workers' (read when they are made), where
+    builds that take minutes are cached once per machine (the Avatar tab's anny body model)."""
+    from backends.common.settings import get_settings
+
+    return get_settings().models_dir
+
+
+@pytest.fixture(scope="module")
+def executor(machine_models):
     from backends.common.ray_executor import RayExecutor
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -112,6 +172,76 @@ def test_a_heavy_action_gives_the_same_outputs_on_ray_as_in_process(executor, na
         assert (a.preview is None) == (b.preview is None)
         if a.preview is not None:
             assert_same(np.asarray(a.preview), np.asarray(b.preview), f"preview of {a.message}")
+
+
+def written(folder: Path) -> dict[str, Path]:
+    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def without_timings(value):
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def file_contents(name: str, data: bytes):
+    """A written file as what it holds: pixels, arrays, JSON (less timings), a zip's members, or its bytes."""
+    suffix = Path(name).suffix
+    if suffix == ".png":
+        from PIL import Image
+
+        return np.asarray(Image.open(io.BytesIO(data)))
+    if suffix == ".json":
+        return without_timings(json.loads(data))
+    if suffix in (".npy", ".npz"):
+        loaded = np.load(io.BytesIO(data))
+        return {k: loaded[k] for k in loaded.files} if suffix == ".npz" else loaded
+    if suffix == ".safetensors":
+        from safetensors.numpy import load
+
+        return load(data)
+    if suffix == ".zip":
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return {m: file_contents(m, z.read(m)) for m in sorted(z.namelist())}
+    return data
+
+
+def contents_of(path: Path):
+    """A written file's contents to compare (a video: its decoded frames, not its encoder's bytes)."""
+    if path.suffix == ".mp4":
+        from backends.common.video import read_video
+
+        return read_video(path, max_frames=10_000, max_side=None).frames
+    return file_contents(path.name, path.read_bytes())
+
+
+@pytest.mark.parametrize(("name", "make_request"), TAB_ACTIONS, ids=[name for name, _ in TAB_ACTIONS])
+def test_a_tab_action_writes_the_same_files_on_ray_as_in_process(executor, machine_models, monkeypatch, tmp_path,
+                                                                 name, make_request):
+    from backends.common.settings import reset_settings
+
+    monkeypatch.setenv("ICLR25_MODELS_DIR", str(machine_models))  # this process looks where the workers look
+    reset_settings()
+    action = _action(name)
+    here_request, there_request = make_request(tmp_path / "here_out"), make_request(tmp_path / "there_out")
+    here = run_all(InProcess().run(action, here_request, CancelToken()))[1]
+    there_events, there = run_all(executor.run(action, there_request, CancelToken()))
+    assert there is not None and there_events
+    here_paths = action.write_run(here_request, here, tmp_path / "here")
+    there_paths = action.write_run(there_request, there, tmp_path / "there")
+    assert set(here_paths) == set(there_paths)
+    here_files, there_files = written(tmp_path / "here"), written(tmp_path / "there")
+    assert set(here_files) == set(there_files) and "run.json" in here_files and len(here_files) > 2
+    for rel, path in here_files.items():
+        assert_same(contents_of(path), contents_of(there_files[rel]), rel)
+    travelled = len(pickle.dumps(there))  # what came back from the worker, against what it wrote
+    light = travelled <= 2 * sum(p.stat().st_size for p in there_files.values()) + 256 * 1024
+    if name in HEAVY_RESULTS:
+        assert not light, f"{name}'s result is light now ({travelled} bytes): drop it from HEAVY_RESULTS"
+        pytest.xfail(f"{HEAVY_RESULTS[name]} (here {travelled / 1e6:.1f} MB)")
+    assert light, f"{name}'s result travels back as {travelled / 1e6:.1f} MB"
 
 
 def test_the_work_runs_on_a_worker_whose_model_stays_loaded(executor):
