@@ -24,7 +24,7 @@ MASK_COLOURS = np.array([(230, 25, 75), (60, 180, 75), (67, 99, 216), (245, 130,
 
 def scene_card(session: SceneSession) -> dict:
     """What a run card says of a scene: model, device, settings and every stage's summary (with its layout)."""
-    return {"model": session.model_id, "device": str(session.pipe.device), "settings": asdict(session.settings),
+    return {"model": session.model_id, "device": session.device, "settings": asdict(session.settings),
             "size": session.size, "stages": [s.summary() for s in session.stages]}
 
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +31,7 @@ from .models import DEFAULT_MODEL
 from .outputs import scene_card
 from .pipeline import BuildAScenePipeline
 from .requests import SceneRequest
-from .sessions import continued
+from .sessions import continued, live_scenes
 from .stages import SceneSession, Stage, StageSettings
 from .vocabulary import MAX_CLOSED_VOCABULARY, check_layout_words, vocabulary_check  # noqa: F401 (entry point)
 
@@ -65,6 +66,22 @@ class SceneResult:
     @property
     def last(self) -> Stage:
         return self.stages[-1]
+
+    def __reduce__(self):
+        """Pickled (a result coming back from a Ray worker) without tensors: the stages' pictures, masks and
+        layouts travel, the model and the denoising caches stay in the worker's scene store, where the next
+        stage of this scene continues (``sessions.continued``); the whole weights never ride along."""
+        light = [replace(st, cache=None, source_latents=None) for st in self.stages]
+        return (SceneResult, (light, self.new, self.model, self.device, self.seconds, self.vocabulary_warning,
+                              self.summary, light_session(self.session, light) if self.session is not None else None))
+
+
+def light_session(session: SceneSession, stages: list[Stage]) -> SceneSession:
+    """A copy of a scene for showing it (go back, masks, its run card) with no model or tensors."""
+    light = copy.copy(session)
+    light.pipe, light.noise, light._on_step, light.stages = None, None, None, list(stages)
+    light.device = session.device
+    return light
 
 
 @cached_model(maxsize=2)
@@ -121,7 +138,7 @@ def run_scene(request: SceneRequest, models: tuple[BuildAScenePipeline, ModelDef
         yield ProgressEvent(0.0, f"loading {request.model}")
         session = _new_session(request, models)
         layouts = request.layouts()
-    yield from _run(session, layouts, cancel, t0, _vocab_warning(session.pipe, layouts[-1]))
+    yield from _run(session, layouts, cancel, t0, _vocab_warning(session.pipe, layouts[-1]), request.scene_key)
 
 
 def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
@@ -154,8 +171,7 @@ def scene_request(session: SceneSession, layout: Layout | None = None, scene_key
 
 def scene_result(session: SceneSession) -> SceneResult:
     """The scene as it is, as a result that made nothing new (what *Go back* shows and writes)."""
-    return SceneResult(session.stages, [], session.model_id, str(session.pipe.device), 0.0, "",
-                       scene_card(session), session)
+    return SceneResult(session.stages, [], session.model_id, session.device, 0.0, "", scene_card(session), session)
 
 
 def _new_session(request: SceneRequest, models=None) -> SceneSession:
@@ -165,7 +181,8 @@ def _new_session(request: SceneRequest, models=None) -> SceneSession:
     return session
 
 
-def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning) -> Iterator[ProgressEvent | SceneResult]:
+def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning,
+         key: str = "") -> Iterator[ProgressEvent | SceneResult]:
     """Reach each layout in turn; the stages stream their previews through ``callback_on_step_end``."""
     box = {"before": len(session.stages)}
 
@@ -176,8 +193,10 @@ def _run(session: SceneSession, layouts: list[Layout], cancel, t0, warning) -> I
                 session.edit(layout, report, cancel)
 
     yield from relay(stream_reports(work, cancel))
+    if key:  # kept where it ran: the next stage of this scene continues it there (here, or on its Ray worker)
+        live_scenes().put(key, session)
     stages = session.stages
-    yield SceneResult(stages, list(range(box["before"], len(stages))), session.model_id, str(session.pipe.device),
+    yield SceneResult(stages, list(range(box["before"], len(stages))), session.model_id, session.device,
                       time.perf_counter() - t0, warning, scene_card(session), session)
 
 

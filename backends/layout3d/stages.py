@@ -96,6 +96,7 @@ class SceneSession:
         self.request = None  # the SceneRequest whose model and settings these are (set by the service)
         self.preview_every = PREVIEW_EVERY  # decode x̂0 for a preview every this many steps (and the last)
         self._on_step: Callable | None = None  # the running stage's callback_on_step_end
+        self.device = str(pipe.device)  # said by results and cards, also of a copy without the model
 
     @property
     def last(self) -> Stage:
