@@ -54,7 +54,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
                 preview: gr.components.Component | Sequence[gr.components.Component] | None = None,
                 to_preview: Callable[[Any], Any] = lambda item: item, running: str | Callable[[Any], str] = "Running…",
                 stopped: str | Callable[[Any], tuple] = STOPPED, folder: Callable[[Any], Path] | None = None,
-                api_name: str | None = None, **listen_kwargs):
+                api_name: str | None = None, status_output: bool = True, **listen_kwargs):
     """Wire ``trigger`` (a listener such as ``button.click``) to run ``action``; returns the dependency.
 
     ``to_request(*input values)`` makes the request (raise ``InputError`` to refuse it); ``show(request,
@@ -67,16 +67,18 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     components (a run that previews several things as it goes): ``to_preview`` then returns one value each. ``stopped`` is the status text after a Stop, or a function of the request giving
     ``(status text, *values)``. ``folder(request)`` is where the run is written (default: a new served
     output folder of the capability). ``stop`` gets the API name ``stop_api_name`` (default
-    ``<capability>_stop``).
+    ``<capability>_stop``). With ``status_output=False`` the status line is not among the event's outputs (an
+    API that has always returned only its results): it still shows progress and an error's note, and the
+    status texts of ``show`` / ``stopped`` / ``running`` are dropped.
     """
     previews = [] if preview is None else list(preview) if isinstance(preview, list | tuple) else [preview]
     order = list(outputs)
-    if not any(c is status for c in order):
+    if status_output and not any(c is status for c in order):
         order.insert(0, status)
     for component in reversed(previews):
         if not any(c is component for c in order):
             order.insert(0, component)
-    at_status = next(i for i, c in enumerate(order) if c is status)
+    at_status = next((i for i, c in enumerate(order) if c is status), None)
     at_previews = [next(i for i, c in enumerate(order) if c is component) for component in previews]
     others = [i for i in range(len(order)) if i != at_status and i not in at_previews]
     all_but_status = [i for i in range(len(order)) if i != at_status]
@@ -87,7 +89,8 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
         """One value per output: the status text, the previews, the others in order (None: unchanged); a
         bare value when the event has one output (Gradio takes a 1-tuple for the value itself)."""
         out = [gr.update()] * len(order)
-        out[at_status] = gr.update() if text is None else text
+        if at_status is not None:
+            out[at_status] = gr.update() if text is None else text
         for i, v in zip(at_previews, pictures or (), strict=False):
             out[i] = v
         # a result's values fill the outputs but the status and the previews, or (when the previews show

@@ -302,8 +302,9 @@ def _wire_actions(ui: dict) -> None:
                 outputs=[ui["fit_gallery"], ui["keep"], ui["fit_md"]], to_request=_photos_request, show=_show_fit,
                 running="Finding the person and fitting the body…")
     bind_action(VIDEO, trigger=ui["video_btn"].click, status=ui["render_md"],
-                inputs=[ui["video_kind"], ui["frames"], *ui["sliders"]], outputs=[ui["video_out"], ui["render_md"]],
-                to_request=_video_request, show=lambda request, v, paths: (v.describe(), str(v.path)),
+                inputs=[ui["video_kind"], ui["frames"], *ui["sliders"]], outputs=[ui["video_out"]],
+                status_output=False,  # the API returns the video alone, as it always has
+                to_request=_video_request, show=lambda request, v, paths: (v.describe(), str(v.path)),  # (the status text is dropped)
                 folder=lambda request: request.out, running="Rendering the video…",
                 stopped="Stopped by the user; no video was made (the one shown before, if any, stays).")
     bind_stop(ui["stop_btn"], ACTIONS, ui["status"], api_name="avatar_stop")  # one Stop for every action

@@ -74,7 +74,7 @@ def test_cameras_json_nested_too_deep_is_a_clear_error():
 def test_render_video_and_export(client, avatar):
     image, truth, status = client.predict(30, 256, *NEUTRAL, api_name="/avatar_render")
     assert Path(image).is_file() and Path(truth).is_file() and "ms" in status and "PSNR" in status
-    video, _ = client.predict("animation", 8, *NEUTRAL, api_name="/avatar_video")
+    video = client.predict("animation", 8, *NEUTRAL, api_name="/avatar_video")
     path = video["video"] if isinstance(video, dict) else video
     assert Path(path).suffix == ".mp4" and Path(path).stat().st_size > 1000
     files = {Path(f).name: f for f in client.predict(*NEUTRAL, api_name="/avatar_export")}
