@@ -78,5 +78,8 @@ def test_resume_continues_a_stopped_run(tmp_path):
     res = subprocess.run([sys.executable, "-m", "app", "replay", out / "run.json", "--out", again], capture_output=True,
                          text=True, timeout=300, cwd=ROOT)
     assert res.returncode == 0, res.stderr
-    assert np.array_equal(np.load(again / "disparity.npz")["disparity"], np.load(out / "disparity.npz")["disparity"])
+    replayed = np.load(again / "disparity.npz")["disparity"].astype(np.float32)
+    resumed = np.load(out / "disparity.npz")["disparity"].astype(np.float32)
+    # the same depth; runs in other processes (other thread counts) may round a float16 value the other way
+    assert np.abs(replayed - resumed).max() <= 2e-3 and np.abs(replayed - resumed).mean() < 1e-4
     assert json.loads((again / "run.json").read_text())["result"]["resumed_at_frame"] == 0
