@@ -33,9 +33,12 @@ def test_speed_test_runs_and_stop_stops_it(page):
     expect(result).to_contain_text("GFLOP/s", timeout=60_000)
 
     # a long run, then Stop: the result says it stopped, well before it could have finished
-    page.locator("#speed-size input[type=number]").fill("2048")
-    page.locator("#speed-repeats input[type=number]").fill("200")
-    page.locator("#speed-repeats input[type=number]").press("Enter")
+    for field, value in (("#speed-size", "2048"), ("#speed-repeats", "200")):  # each committed (Enter), checked:
+        box = page.locator(f"{field} input[type=number]")  # a run with the old 512 / 10 ends before any Stop
+        box.fill(value)
+        box.press("Enter")
+        expect(box).to_have_value(value)
+    page.locator("#speed-size input[type=range]").evaluate("e => e.blur()")
     page.locator("#speed-run").click()
     expect(result).to_contain_text("Running", timeout=30_000)
     # under load the previous run's clean-up can lag, so a first Stop may reach it instead: like a user,
