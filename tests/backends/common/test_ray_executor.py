@@ -269,7 +269,14 @@ def test_a_tab_action_writes_the_same_files_on_ray_as_in_process(executor, machi
     reset_settings()
     action = _action(name)
     here_request, there_request = make_request(tmp_path / "here_out"), make_request(tmp_path / "there_out")
-    here = run_all(InProcess().run(action, here_request, CancelToken()))[1]
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(os.cpu_count() or 1)  # as the CPU worker runs (earlier tests may have set another count)
+    try:
+        here = run_all(InProcess().run(action, here_request, CancelToken()))[1]
+    finally:
+        torch.set_num_threads(threads)
     there_events, there = run_all(executor.run(action, there_request, CancelToken()))
     assert there is not None and there_events
     here_paths = action.write_run(here_request, here, tmp_path / "here")
