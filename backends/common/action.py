@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,6 @@ class Action:
     output_fields: tuple[str, ...] = ()  # request fields naming where outputs go: a replay points them at --out
     heavy: bool = True  # runs on the shared "gpu" queue (and on Ray when the app is served with --ray)
     description: str = ""
-    extra: dict = field(default_factory=dict)
 
     def run(self, request, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | Any]:
         """The work's events and then its result, wherever the current executor runs it."""
