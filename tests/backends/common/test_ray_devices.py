@@ -4,12 +4,10 @@ uses none, it reports which one Ray gave its worker."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from backends.common.progress import CancelToken, ProgressEvent
-from tests.backends.common.toy_action import TOY, run_all, toy_request
+from tests.backends.common.toy_action import TOY, local_ray_executor, run_all, toy_request
 
 ray = pytest.importorskip("ray")
 
@@ -18,16 +16,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def executor():
-    from backends.common.ray_executor import RayExecutor
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address="local", num_cpus=2, num_gpus=2, include_dashboard=False, namespace="iclr25-studio-test")
-    try:
-        executor = RayExecutor()
-        yield executor
-        executor.close()
-    finally:
-        ray.shutdown()
+    yield from local_ray_executor(num_gpus=2)
 
 
 def test_each_gpu_is_a_device_and_two_jobs_run_at_once_one_per_gpu(executor):

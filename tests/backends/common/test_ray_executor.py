@@ -23,7 +23,7 @@ import pytest
 from backends.common.errors import Cancelled, InputError, ModelMissingError
 from backends.common.executor import InProcess, current_executor, use_executor
 from backends.common.progress import CancelToken, ProgressEvent
-from tests.backends.common.toy_action import TOY, run_all, toy_request
+from tests.backends.common.toy_action import TOY, local_ray_executor, run_all, toy_request
 
 ray = pytest.importorskip("ray")
 
@@ -110,16 +110,7 @@ def machine_models() -> Path:
 
 @pytest.fixture(scope="module")
 def executor(machine_models):
-    from backends.common.ray_executor import RayExecutor
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="iclr25-studio-test")
-    try:
-        executor = RayExecutor()
-        yield executor
-        executor.close()
-    finally:
-        ray.shutdown()
+    yield from local_ray_executor()
 
 
 def assert_same(a, b, where="result", rounding=False):

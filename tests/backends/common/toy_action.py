@@ -86,3 +86,20 @@ def run_all(iterator) -> tuple[list[ProgressEvent], object]:
         else:
             result = item
     return events, result
+
+
+def local_ray_executor(**resources):
+    """A local Ray instance (2 CPUs, plus ``resources`` such as ``num_gpus``) and a RayExecutor on it, for a module
+    fixture: yields the executor, then closes it and shuts Ray down."""
+    import ray
+
+    from backends.common.ray_executor import RayExecutor
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, namespace="iclr25-studio-test", **resources)
+    try:
+        executor = RayExecutor()
+        yield executor
+        executor.close()
+    finally:
+        ray.shutdown()
