@@ -202,8 +202,8 @@ def _render_column(ui: dict) -> None:
     ui["video_btn"] = gr.Button("Make video (H.264)", elem_id="av-video-btn")
     ui["video_out"] = gr.Video(label="Video", elem_id="av-video", height=260)
     ui["export_btn"] = gr.Button("Export (ply, mesh, avatar)", elem_id="av-export")
-    ui["files"] = gr.File(label="Downloads: 3DGS .ply, posed mesh .obj/.ply, avatar.safetensors, card.json, "
-                                "run.json", file_count="multiple", elem_id="av-files")
+    ui["files"] = gr.File(label="Downloads: 3DGS .ply, posed mesh .obj/.ply, avatar.safetensors, run card "
+                                "(run.json and its inputs)", file_count="multiple", elem_id="av-files")
 
 
 def build(demo: gr.Blocks) -> None:
@@ -359,10 +359,16 @@ def on_render(request: gr.Request, az, size_v, *pose_v):
 
 @user_errors
 def on_export(request: gr.Request, *pose_v):
-    from backends.avatar.outputs import write_avatar
+    """The avatar in the sliders' pose, with the run card (run.json and the inputs it names) of the run that
+    made it: a replay of it makes the same avatar (the card is gone only if that run's folder was cleaned away)."""
+    from backends.avatar.outputs import carry_run, write_avatar
 
-    paths = write_avatar(sessions.current_avatar(_session(request)).result, _pose(pose_v), new_output_dir("avatar"))
-    return [str(paths[k]) for k in ("gaussians", "mesh_obj", "mesh_ply", "avatar", "card")]
+    entry = sessions.current_avatar(_session(request))
+    folder = new_output_dir("avatar")
+    paths = write_avatar(entry.result, _pose(pose_v), folder)
+    shown = [paths[k] for k in ("gaussians", "mesh_obj", "mesh_ply", "avatar")]
+    run = next((p for p in entry.files if p.name == "run.json" and p.is_file()), None)
+    return [str(p) for p in shown + (list(carry_run(run, folder).values()) if run is not None else [])]
 
 
 @user_errors

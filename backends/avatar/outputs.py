@@ -2,10 +2,12 @@
 
 - ``gaussians.ply``: the posed Gaussians in the standard 3DGS layout (x y z nx ny nz f_dc_0..2
   f_rest_0..44 (zeros) opacity scale_0..2 rot_0..3) — opens in common splat viewers;
-- ``mesh.obj`` / ``mesh.ply``: the posed rendering mesh with per-vertex colours;
+- ``mesh.obj`` / ``mesh.ply``: the posed rendering mesh with per-vertex colours (the OBJ's header names
+  the pose);
 - ``avatar.safetensors``: everything to reload and re-pose the avatar (coarse mesh, skinning weights,
   per-face Gaussian parameters, the skeleton), with its card as metadata;
-- ``card.json``: how it was made; ``input_N.png``: the views the model saw;
+- ``input_N.png``: the views the model saw. How the avatar was made is its run's card, ``run.json``
+  (``Action.write_run``); an export in another pose carries that card and its inputs (``carry_run``);
 - ``write_example``: an upload example (images, masks and the cameras JSON) from a synthetic subject.
 """
 
@@ -52,9 +54,11 @@ def posed_mesh(result: AvatarResult, pose: Pose) -> tuple[np.ndarray, np.ndarray
     return v.astype(np.float32), result.avatar.subdivision.faces, vertex_colours(result.avatar)
 
 
-def obj_text(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray) -> str:
-    """Wavefront OBJ with per-vertex colours (the common ``v x y z r g b`` extension)."""
+def obj_text(vertices: np.ndarray, faces: np.ndarray, colours: np.ndarray, pose: Pose | None = None) -> str:
+    """Wavefront OBJ with per-vertex colours (the common ``v x y z r g b`` extension); ``pose`` in a comment."""
     lines = ["# LIFe-GoM avatar mesh (iclr25-studio); metres, z up"]
+    if pose is not None:
+        lines.append(f"# pose (degrees): {json.dumps(pose.as_dict())}")
     lines += [f"v {x:.5f} {y:.5f} {z:.5f} {r:.4f} {g:.4f} {b:.4f}" for (x, y, z), (r, g, b) in zip(vertices, colours, strict=True)]
     lines += [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces]
     return "\n".join(lines) + "\n"
@@ -142,23 +146,69 @@ def load_avatar(path: str | Path) -> AvatarResult:
 
 
 def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:
-    """All raw outputs of an avatar in ``pose`` into ``out_dir``; returns their paths by kind."""
+    """All raw outputs of an avatar in ``pose`` into ``out_dir``; returns their paths by kind. The run card is
+    not among them: a run writes it (``Action.write_run``); an export of the avatar in another pose carries
+    the card of the run that made the avatar along (``carry_run``)."""
     from .export import ply_bytes
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     g = result.gaussians(pose)  # with the training low-pass in world units: looks right at any resolution
     paths = {"gaussians": out / "gaussians.ply", "mesh_obj": out / "mesh.obj", "mesh_ply": out / "mesh.ply",
-             "avatar": out / "avatar.safetensors", "card": out / "card.json"}
+             "avatar": out / "avatar.safetensors"}
     files.write_bytes(paths["gaussians"], ply_bytes(g))
     v, f, c = posed_mesh(result, pose)
-    files.write_text(paths["mesh_obj"], obj_text(v, f, c))
+    files.write_text(paths["mesh_obj"], obj_text(v, f, c, pose))
     files.write_bytes(paths["mesh_ply"], mesh_ply_bytes(v, f, c))
     save_avatar(result, paths["avatar"])
-    files.write_text(paths["card"], json.dumps({**result.card(), "exported_pose": pose.as_dict()}, indent=2) + "\n")
     for i, image in enumerate(result.inputs):
         paths[f"input_{i}"] = save_png(image, out / f"input_{i}.png")
     return paths
+
+
+_FILE_TAGS = ("$image", "$mask", "$array", "$file")  # a run card's references to files beside it (common.runcard)
+
+
+def _card_files(value) -> list[str]:
+    """The names of the files a run card's request reads (its inputs, beside the card)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and next(iter(value)) in _FILE_TAGS:
+            return [next(iter(value.values()))]
+        return [name for v in value.values() for name in _card_files(v)]
+    if isinstance(value, list):
+        return [name for v in value for name in _card_files(v)]
+    return []
+
+
+def carry_run(card: str | Path, out_dir: str | Path) -> dict[str, Path]:
+    """A run card (``run.json``) and the input files its request reads, linked (copied across file systems)
+    into ``out_dir``: files written there without a run of their own (an avatar exported in another pose)
+    come with the run that made them, and ``iclr25-studio replay run.json`` from that folder makes the
+    avatar again. Name → path (``run`` is the card)."""
+    import os
+    import shutil
+
+    from backends.common.runcard import CARD_NAME, read_card
+
+    source, out = Path(card), Path(out_dir)
+    request = read_card(source)["request"]
+    carried: dict[str, Path] = {}
+    for rel in [*_card_files(request), CARD_NAME]:
+        src = (source if rel == CARD_NAME else source.parent / rel).resolve()
+        if not src.is_relative_to(source.parent.resolve()) or not src.exists():
+            raise InputError(f"The run card {source.name} names a file that is not beside it: {rel}.")
+        target = out / rel
+        if src.is_dir():
+            shutil.copytree(src, target, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            try:
+                os.link(src, target)
+            except OSError:
+                shutil.copy2(src, target)
+        carried["run" if rel == CARD_NAME else Path(rel).stem] = target
+    return carried
 
 
 def write_example(subject: int, n_views: int, size: int, out_dir: str | Path) -> dict[str, Path]:

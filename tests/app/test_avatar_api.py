@@ -78,7 +78,9 @@ def test_render_video_and_export(client, avatar):
     path = video["video"] if isinstance(video, dict) else video
     assert Path(path).suffix == ".mp4" and Path(path).stat().st_size > 1000
     files = {Path(f).name: f for f in client.predict(*NEUTRAL, api_name="/avatar_export")}
-    assert {"gaussians.ply", "mesh.obj", "mesh.ply", "avatar.safetensors", "card.json"} <= set(files)
+    assert {"gaussians.ply", "mesh.obj", "mesh.ply", "avatar.safetensors", "run.json"} <= set(files)
+    assert "card.json" not in files  # one card: the run.json of the reconstruction that made the avatar
+    assert json.loads(Path(files["run.json"]).read_text())["action"] == "avatar_reconstruct"
     raw = Path(files["gaussians.ply"]).read_bytes()
     header = raw[:raw.index(b"end_header\n")].decode().splitlines()
     assert [line.split()[2] for line in header if line.startswith("property")] == PLY_FIELDS

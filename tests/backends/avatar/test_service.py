@@ -115,7 +115,9 @@ def test_exports_use_the_standard_3dgs_layout(result, tmp_path):
     obj = paths["mesh_obj"].read_text().splitlines()
     assert sum(line.startswith("v ") for line in obj) == result.avatar.subdivision.n_fine_vertices
     assert sum(line.startswith("f ") for line in obj) == result.n_gaussians
-    assert json.loads(paths["card"].read_text())["exported_pose"]["arm_raise_l"] == 90
+    header = next(line for line in obj if line.startswith("# pose (degrees): "))
+    assert json.loads(header.split(": ", 1)[1])["arm_raise_l"] == 90  # the pose the files are in
+    assert not (tmp_path / "card.json").exists() and "card" not in paths  # a run's one card is its run.json
 
 
 def test_viewer_skinning_matches_the_server_pose(result):
