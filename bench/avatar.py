@@ -24,6 +24,13 @@ reconstruction seconds and a 512² render; absent, the result says so and how to
 Paired differences (same images; mean and 95 % interval over images and over subjects) answer "does A
 beat B": 3 vs 1 iterations, multi- vs single-resolution at equal steps, served vs trained mesh.
 
+Which measurements run a user action (``bench.actions.run_action``: the Action the tab, the API and the CLI
+run, its model loaded by the action): the served path's reconstructions and the published checkpoint's
+(``avatar_reconstruct``), the photo fit (``avatar_fit_photos``, then ``avatar_reconstruct`` from the fitted
+views and from the true ones). Model-level, not a user action: the 64² comparison calls the reconstructors
+and the ablation checkpoints directly (iterations, per-subject optimisation), the FPS times the renderers,
+and the novel views are ``service.render_novel`` / ``render_frame`` (the tab's view controls, no action).
+
     python -m bench.avatar [--quick]
 """
 
@@ -42,6 +49,7 @@ from backends.avatar.gom import FaceParams, GoMAvatar
 from backends.avatar.network import EMBEDDED_ID, Reconstructor, load_reconstructor
 from backends.avatar.service import RENDER_LEVELS
 from backends.common.registry import default_registry
+from bench.actions import run_action
 from bench.report import markdown_table, write_results
 from training.avatar_data import TEST_SEED0, make_subject
 from training.avatar_reconstructor import INPUTS, Subject, paired, render_target, score_avatar, summarize
@@ -101,8 +109,7 @@ def served_renders(model: str, subjects: int, size: int = 512, azimuths=(30.0, 1
     ms = {1: [], 2: []}
     for levels in (1, 2):
         for i in range(subjects):
-            result = [x for x in service.reconstruct(service.ReconstructRequest(subject=i, model=model, levels=levels))
-                      if isinstance(x, service.AvatarResult)][0]
+            result = run_action("avatar_reconstruct", service.ReconstructRequest(subject=i, model=model, levels=levels))
             for az in azimuths:
                 out = service.render_novel(result, service.RenderRequest(pose=result.input_pose, azimuth_deg=az,
                                                                          size=size, backend="fast"))
@@ -127,8 +134,8 @@ def published_run(size: int | None = None, subjects: int = 1) -> dict:
     out = {"present": True, "input_size": size or int(service.load_model(service.PUBLISHED_MODEL).config.image_size),
            "recon_s": [], "render_ms": [], "psnr": []}
     for i in range(subjects):
-        req = service.ReconstructRequest(subject=i, model=service.PUBLISHED_MODEL, size=size)
-        result = [x for x in service.reconstruct(req) if isinstance(x, service.AvatarResult)][0]
+        result = run_action("avatar_reconstruct",
+                            service.ReconstructRequest(subject=i, model=service.PUBLISHED_MODEL, size=size))
         r = service.render_novel(result, service.RenderRequest(pose=result.input_pose, azimuth_deg=30.0, size=512))
         out["recon_s"].append(result.seconds)
         out["render_ms"].append(r.render_ms)
@@ -154,15 +161,14 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
     from backends.avatar.body import rest_body
     from backends.avatar.data import camera_ring, render_view, sample_subject
     from backends.avatar.fit import mpjpe_mm, true_joints
-    from backends.avatar.from_photos import prepare
     from backends.avatar.pose import Pose
+    from backends.avatar.requests import PhotosRequest
     from backends.avatar.uploads import UploadedViews
     from backends.common.errors import InputError
     from backends.common.imagemetrics import psnr
 
     def avatar(upload):
-        return [x for x in service.reconstruct(service.ReconstructRequest(subject=None, upload=upload))
-                if isinstance(x, service.AvatarResult)][0]
+        return run_action("avatar_reconstruct", service.ReconstructRequest(subject=None, upload=upload))
 
     def score(result, pose, truths):
         out = []
@@ -184,8 +190,8 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
         photos = [np.round((v.rgb * v.mask[..., None] + 0.8 * (1 - v.mask[..., None])) * 255).astype(np.uint8)
                   for v in s.views]
         start, cpu = time.perf_counter(), time.process_time()
-        try:
-            fitted = prepare(photos)
+        try:  # the fit's defaults (40° field of view, 150 steps), the photos named as from_photos.prepare names them
+            fitted = run_action("avatar_fit_photos", PhotosRequest(photos, [f"photo {i + 1}" for i in range(len(photos))]))
         except InputError as e:  # MediaPipe missed the person in a photo: counted, the next subject is taken
             refused.append(f"seed {seed - 1}: {e}")
             continue
