@@ -14,10 +14,13 @@ depth into the next with the true poses (static pixels). Methods:
 Every method starts the disparity latent the same way, the pipeline's default ``initial_noise="zero"``
 (``VideoDepthPipeline.__call__``), so the comparison is fair: before, ours drew independent noise per frame
 while every per-frame call reused one seed's map, and that alone made ours flicker more (TAE 0.016 vs 0.009).
-Memory: one subprocess per length loads the model, then runs the whole service (``estimate_depth``:
-decode, depth, H.264, 16-bit PNGs, npz) on a video of that many frames; resident memory is sampled
-every 5 ms during the run (its peak, and the peak above the loaded process), and the frames per
-second are those of the run as a user waits for it.
+Memory: one subprocess per length loads the model, then runs the user action
+(``videodepth_estimate_depth`` through ``bench.actions.run_action``, as the tab and the CLI run it:
+decode, depth, H.264, 16-bit PNGs, npz) on a video of that many frames, on the CPU (``device=cpu``: the
+action's model in fp32, as measured before); resident memory is sampled every 5 ms during the run (its peak,
+and the peak above the loaded process), and the frames per second are those of the run as a user waits for it.
+The accuracy part is model-level, not a user action: it calls the pipeline (``long_video``, per-frame)
+on clips held in memory, with ground truth.
 
     python -m bench.videodepth [--quick]
 """
@@ -94,11 +97,17 @@ def measure_length(video: Path, steps: int, long_video: str = "auto") -> dict:
     import torch
 
     torch.set_num_threads(1)
-    from backends.common.progress import run_to_result
-    from backends.videodepth.loading import load_model
-    from backends.videodepth.service import VideoDepthRequest, estimate_depth
+    from backends.common.settings import configure
+    from backends.videodepth.service import VideoDepthRequest
+    from bench.actions import load_model, run_action
 
-    pipe = load_model()
+    configure(device="cpu")  # the action's model on this CPU (fp32), as this bench has always measured it
+
+    def request(out: Path) -> VideoDepthRequest:
+        return VideoDepthRequest(video, out, num_inference_steps=steps, baseline_frames=0, max_frames=3000,
+                                 long_video=long_video)
+
+    load_model("videodepth_estimate_depth", request(Path("-")))  # loaded before the clock (the run reuses it)
     proc = psutil.Process()
     before = proc.memory_info().rss / 2**20
     peak, done = [before], threading.Event()
@@ -111,9 +120,7 @@ def measure_length(video: Path, steps: int, long_video: str = "auto") -> dict:
     sampler.start()
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        result = run_to_result(estimate_depth(VideoDepthRequest(video, Path(out), num_inference_steps=steps,
-                                                                baseline_frames=0, max_frames=3000,
-                                                                long_video=long_video), pipe))
+        result = run_action("videodepth_estimate_depth", request(Path(out)))
         seconds = time.perf_counter() - start
     done.set()
     sampler.join()
