@@ -31,6 +31,12 @@ loading the model (the tab does both in the background when the page opens), the
 three boxes (four stages, with the tab's x̂0 previews), then a Next stage that moves a box (warp +
 DDIM inversion + the stage). Gradio's own work (PNG encoding, the browser) comes on top.
 
+Which measurements run a user action (``bench.actions``): the user's wait — Generate and Next stage are the
+``layout3d_scene`` action, as the tab sends them. Model-level, not a user action: the generation, crowded
+and move episodes drive ``SceneSession`` stages and the pipeline directly (the method comparison — MasaCtrl
+and the plain one-shot are no action — with per-stage seconds that leave out the tab's x̂0 previews), and
+box → depth times the renderer.
+
     python -m bench.layout3d [--quick]   (quick: 8 two-box, 6 move and 8 crowded episodes)
     python -m bench.layout3d --crowded-only [--quick]   (only the crowded keys, added to the last results)
     python -m bench.layout3d --crowded-part 0:24 --parts DIR & ... --crowded-part 24:48 --parts DIR
@@ -396,15 +402,21 @@ WAIT_LAYOUT = {"scene_prompt": ROOMS[0].prompt, "boxes": [
 
 def _user_wait_child(steps: int, launched: float) -> dict:
     """Run in a fresh process: the tab's calls, timed as a user sees them (``launched``: the parent's clock
-    when it started this process, so the imports at the top of this module count)."""
-    from backends.layout3d.service import SceneRequest, edit_scene, start_scene, warm_up
+    when it started this process, so the imports at the top of this module count). Generate and Next stage
+    are the ``layout3d_scene`` action as the tab sends it: one scene key, Next stage's request naming the
+    scene's stages (``scene_request``), so it continues the live scene and runs the new stage alone."""
+    import uuid
+
+    from backends.layout3d.service import SceneRequest, scene_request, warm_up
+    from bench.actions import action
 
     out = {"import_s": time.time() - launched}
     out["warm_up_s"] = warm_up()
+    scene = action("layout3d_scene")
 
-    def run(work) -> tuple[float, list[float], object]:
+    def run(request) -> tuple[float, list[float], object]:
         t, marks, last, result = time.perf_counter(), [], None, None
-        for item in work:
+        for item in scene.run(request):
             if hasattr(item, "fraction") and item.message.startswith("stage"):
                 stage = item.message.split(":")[0]
                 if last is not None and stage != last:
@@ -415,12 +427,13 @@ def _user_wait_child(steps: int, launched: float) -> dict:
         marks.append(time.perf_counter() - t)
         return marks[-1], [b - a for a, b in zip([0.0, *marks[:-1]], marks, strict=True)], result
 
-    req = SceneRequest(Layout.from_json(WAIT_LAYOUT), num_inference_steps=steps)
-    out["first_generate_s"], out["first_generate_stage_s"], result = run(start_scene(req))
+    key = uuid.uuid4().hex  # the tab's scene key (one per browser session)
+    req = SceneRequest(Layout.from_json(WAIT_LAYOUT), num_inference_steps=steps, scene_key=key)
+    out["first_generate_s"], out["first_generate_stage_s"], result = run(req)
     moved = json.loads(json.dumps(WAIT_LAYOUT))
     moved["boxes"][1]["center"] = [0.35, 0.9, 0.35]
-    out["next_stage_move_s"], _, _ = run(edit_scene(result.session, Layout.from_json(moved)))
-    out["second_generate_s"], _, _ = run(start_scene(req))
+    out["next_stage_move_s"], _, _ = run(scene_request(result.session, Layout.from_json(moved), key))
+    out["second_generate_s"], _, _ = run(req)  # a new scene: no earlier layouts, so nothing is continued
     return out
 
 
