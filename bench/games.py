@@ -7,7 +7,11 @@
   also ours with the compiled baseline heuristic and with a sandboxed Python heuristic.
 - STRATEGIST vs beam (the paper's ablation) at the same number of LLM calls, with the configured LLM;
   each method's best strategy plays the same fixed opponents. Every strategy's origin (hand-written,
-  or which LLM) is reported. Runs are kept in ``bench/results/strategist/``.
+  or which LLM) is reported. Runs are kept in ``bench/results/strategist/``. Each run is the user action
+  ``games_improve`` (the Improve tab's *Run / continue*, through ``bench.actions.run_action``), one
+  iteration a call; the only part of this bench that is a user action. The rest is model-level: engine and
+  search speed, agents playing OpenSpiel's bots, CFR and Avalon call the game code directly (the tab's
+  moves are quick calls, not actions).
 - Play: win rate of the best STRATEGIST strategy and other agents against OpenSpiel's ``MCTSBot`` at
   the same wall-clock time per move, with 95% confidence intervals. OpenSpiel's ``ISMCTSBot`` cannot
   resample goofspiel's information states, so the peer plays the turn-based game and moves first each
@@ -24,6 +28,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 
@@ -277,37 +282,59 @@ def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
     """Both improvement methods from the same library (the hand-written baseline + one LLM seed): STRATEGIST
     until it has made ``llm_calls`` LLM calls, then beam until it has made at least as many (iterations
     end on whole steps); then each method's best strategy plays the same fixed opponents (MCTS with
-    random rollouts, STRATEGIST's benchmark, and MCTS + the baseline heuristic)."""
+    random rollouts, STRATEGIST's benchmark, and MCTS + the baseline heuristic).
+
+    Each method's run is the ``games_improve`` action (the Improve tab's *Run / continue*), one iteration a
+    call on the run's folder (the first call seeds it) until the run's log counts the LLM calls; its
+    evaluation settings are the action's GOPS defaults (6 cards, 4 games per pair, 16 simulations). The
+    action replays the LLM from the run folder's cache: the bench's shared cache (``llm-cache.jsonl``, both
+    methods) is put there first and takes the run's answers back after, so a rerun replays them."""
     import shutil
 
     from backends.common.parallel import run_tasks
-    from backends.games.gops.domain import EvalSettings
     from backends.games.gops.selfplay import BENCHMARK, match_tasks, play_task, score_of
-    from backends.games.strategist.llm import CachedLLM, get_llm
-    from backends.games.strategist.loop import StrategistRun
+    from backends.games.requests import ImproveRequest
+    from backends.games.strategist.llm import get_llm
+    from backends.games.strategist.loop import StrategyLibrary, read_log
+    from bench.actions import run_action
 
-    llm = get_llm()
+    llm = get_llm()  # the configured LLM (LLMNotConfigured here when none), for its name
     root = RESULTS / "strategist"
-    settings = EvalSettings(num_cards=6, games_per_pair=4, simulations=16)
+    shared_cache = root / "llm-cache.jsonl"
     out: dict = {"llm": llm.name, "llm_calls_budget": llm_calls, "methods": {}}
     for method in ("strategist", "beam"):
-        shutil.rmtree(root / method, ignore_errors=True)
-        run = StrategistRun(root / method, CachedLLM(llm, root / "llm-cache.jsonl"), settings, method=method, seed=seed)
+        folder = root / method
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        cache = folder / "llm_cache.jsonl"  # where the action's LLM replays from (improve.llm_for)
+        if shared_cache.is_file():
+            shutil.copyfile(shared_cache, cache)
+        request = ImproveRequest("gops", iterations=1, method=method, games=4, budget=16, options={"num_cards": 6},
+                                 seed=seed, run_dir=folder)
         t0 = time.perf_counter()
-        run.start(llm_seeds=1)
-        while run.llm_calls < llm_calls:
-            run.step()
-        llm_calls = max(llm_calls, run.llm_calls)  # the next method gets at least as many
-        best = run.library.top(1)[0]
+        try:
+            while True:
+                run_action("games_improve", request)
+                log = read_log(folder / "log.jsonl")
+                calls = sum(r.get("llm_calls", 0) for r in log)
+                if calls >= llm_calls:
+                    break
+        finally:
+            if cache.is_file():
+                shutil.move(cache, shared_cache)  # the shared cache and every answer this run added
+        llm_calls = max(llm_calls, calls)  # the next method gets at least as many
+        library = StrategyLibrary.from_json(json.loads((folder / "library.json").read_text()))
+        best = library.top(1)[0]
         scores = {}
         for opponent in (BENCHMARK, "mcts"):
             tasks = match_tasks(best.id, best.source, opponent, None, games, 6, "discard", 16, seed + 7)
             scores[opponent] = ci95([score_of(best.id, [r]) for r in run_tasks(play_task, tasks, workers=1)])
         out["methods"][method] = {
-            "llm_calls": run.llm_calls, "iterations": run.iteration, "minutes": (time.perf_counter() - t0) / 60,
+            "llm_calls": calls, "iterations": max((r["iteration"] for r in log), default=0),
+            "minutes": (time.perf_counter() - t0) / 60,
             "best": best.id, "best_origin": best.origin, "best_self_play_score": best.score,
             "score_vs_benchmark": scores[BENCHMARK], "score_vs_mcts_baseline": scores["mcts"],
-            "library": [{"id": s.id, "origin": s.origin, "score": s.score} for s in run.library.items.values()],
+            "library": [{"id": s.id, "origin": s.origin, "score": s.score} for s in library.items.values()],
             "best_source": best.source,
         }
     return out
