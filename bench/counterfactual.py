@@ -12,6 +12,11 @@ Columns: flip rate, the largest |change| outside the region (0-255, over all ima
 the counterfactuals to real test images of the target class on the project's classifier features
 (not Inception FID), seconds per counterfactual.
 
+No measurement here is a user action: every method is the pipeline called directly on a batch of images
+(the baselines — noisy-x_t guidance, the whole image as region, no guidance — are no action, and RCSB is
+run batched with the others' seeds to compare like with like). The models are the ones the user action
+``counterfactual_generate`` loads for its default request (``bench.actions.load_model``).
+
     python -m bench.counterfactual [--quick]
 """
 
@@ -28,7 +33,8 @@ from backends.common.imageio import to_uint8
 from backends.counterfactual.data import CLASSES, cached_split
 from backends.counterfactual.masks import dilate
 from backends.counterfactual.metrics import classifier_features, frechet_distance
-from backends.counterfactual.service import load_models, probabilities
+from backends.counterfactual.service import CounterfactualRequest, probabilities
+from bench.actions import load_model
 from bench.report import markdown_table, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,8 +88,6 @@ SWEEPS = {  # guidance scales per method; "defaults": RCSB at the tab's scale, t
 
 def methods_for(sweep: str) -> list[dict]:
     """RCSB at the tab's default scale, then a guidance-scale sweep per method (the baseline gets its best)."""
-    from backends.counterfactual.service import CounterfactualRequest
-
     default = CounterfactualRequest(image=None, mask=None, target=0)
     rcsb = {"guidance": "tweedie", "stabilize": True, "tau": default.start_fraction, "unconstrained": False}
     rcsb_scales, noisy_scales = SWEEPS[sweep]["rcsb"], SWEEPS[sweep]["noisy"]  # s=1 flipped 0.26 in the full run
@@ -116,7 +120,7 @@ def main(argv=None) -> int:
     per_pair, steps = (2, 30) if args.quick else (10, 100)
     per_pair, steps = args.per_pair or per_pair, args.steps or steps
     t0 = time.perf_counter()
-    models = load_models()
+    models = load_model("counterfactual_generate", CounterfactualRequest(image=None, mask=None, target=0))
     data = cached_split("test", ROOT / "training" / "data")
     real_feats = {c: classifier_features(models.pipeline.classifier, data["images"][data["labels"] == i][:300])
                   for i, c in enumerate(CLASSES)}
