@@ -12,7 +12,9 @@ share of photos flagged and the share of synthetic inputs flagged, with the samp
 
 Section 1 of issue 26 (an avatar fitted to photos of a person): ``avatar_fit_*`` come from
 ``bench.avatar.photo_fit`` (synthetic people of known pose and shape rendered as photos → MediaPipe → the
-fit → the reconstruction; MPJPE, novel-view PSNR fitted vs true parameters, seconds per fit).
+fit → the reconstruction; MPJPE, novel-view PSNR fitted vs true parameters, seconds per fit), which run the
+user actions ``avatar_fit_photos`` and ``avatar_reconstruct`` (``bench.actions``). The out-of-domain scores
+are model-level, not a user action: ``backends.common.ood`` on inputs brought to what each model sees.
 
     python -m bench.realinputs [--n-synthetic 400] [--fit-subjects 6]
     python -m bench.realinputs --avatar-fit-only   (only the avatar_fit_* keys, added to the last results)

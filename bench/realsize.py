@@ -15,7 +15,9 @@ timed call; the large ones are timed on their first call.
 
 Besides, each capability's ``published.py`` says what its loader takes at full size; it is compared
 with the fixture read from the authors' code (``assets/published-formats``) and the models that match
-are listed. Writes ``bench/results/realsize.json`` (``--quick``: ``realsize-quick.json``, the models
+are listed. No measurement here is a user action: random weights at full size are no model a user runs
+(LIFe-GoM's run is ``backends.avatar.published.full_size_run``, the service's reconstruction on a
+checkpoint it writes). Writes ``bench/results/realsize.json`` (``--quick``: ``realsize-quick.json``, the models
 of up to ~4 GB of fp32 weights: ``resnet50-imagenet``, ``i2sb-imagenet-freeform``, ``sd15``).
 
     python -m bench.realsize [--quick] [--only ID ...] [--merge] [--downscale D] [--out PATH]

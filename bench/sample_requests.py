@@ -1,5 +1,6 @@
 """Small, valid inputs for every tab's actions through ``gradio_client``: one copy for the benches
-that drive a live server (soak) and the tests that do (first actions, light beside heavy)."""
+that drive a live server (soak) and the tests that do (first actions, light beside heavy). The server runs
+each as its action (``backends.common.action``); the benches that run actions in-process use ``bench.actions``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Cold start of the suite vs a bare ``gr.Blocks()`` app, measured side by side in one run.
 
 Each sample starts a fresh Python process, launches the app on a free loopback port and times until
-the first HTTP 200 on ``/``. Also reports the installed environment's size.
+the first HTTP 200 on ``/``. Also reports the installed environment's size. No user action runs: this is
+the app's start alone.
 
     python -m bench.startup [--quick]
 """
