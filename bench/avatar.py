@@ -49,7 +49,7 @@ from backends.avatar.gom import FaceParams, GoMAvatar
 from backends.avatar.network import EMBEDDED_ID, Reconstructor, load_reconstructor
 from backends.avatar.service import RENDER_LEVELS
 from backends.common.registry import default_registry
-from bench.actions import run_action
+from bench.actions import load_model, run_action
 from bench.report import markdown_table, write_results
 from training.avatar_data import TEST_SEED0, make_subject
 from training.avatar_reconstructor import INPUTS, Subject, paired, render_target, score_avatar, summarize
@@ -100,7 +100,7 @@ def render_fps(avatar: GoMAvatar, s: Subject, size: int, fn, repeats: int) -> fl
 
 
 def served_renders(model: str, subjects: int, size: int = 512, azimuths=(30.0, 120.0, 210.0, 300.0)) -> dict:
-    """The tab's path: service.reconstruct (3 views, 3 iterations) of its synthetic subjects 0…n-1 and
+    """The tab's path: the avatar_reconstruct action (3 views, 3 iterations) on its synthetic subjects 0…n-1 and
     service.render_novel at size² from ``azimuths`` in the input pose, for 1 and 2 subdivisions: PSNR
     (person box, vs the ray-cast truth) per image, paired, and the rasterizer's ms per frame."""
     from backends.avatar import service
@@ -125,13 +125,15 @@ def served_renders(model: str, subjects: int, size: int = 512, azimuths=(30.0, 1
 
 
 def published_run(size: int | None = None, subjects: int = 1) -> dict:
-    """The authors' ``lifegom`` checkpoint through the service, when present (it needs SMPL-X too)."""
+    """The authors' ``lifegom`` checkpoint through the avatar_reconstruct action, when present (it needs SMPL-X
+    too); its input size by default is that of the model the action loads."""
     from backends.avatar import service
 
     if not service.model_ready(service.PUBLISHED_MODEL):
         spec = default_registry().get(service.PUBLISHED_MODEL)
         return {"present": False, "how_to_get": spec.how_to_get}
-    out = {"present": True, "input_size": size or int(service.load_model(service.PUBLISHED_MODEL).config.image_size),
+    model = load_model("avatar_reconstruct", service.ReconstructRequest(subject=0, model=service.PUBLISHED_MODEL))
+    out = {"present": True, "input_size": size or int(model.config.image_size),
            "recon_s": [], "render_ms": [], "psnr": []}
     for i in range(subjects):
         result = run_action("avatar_reconstruct",
