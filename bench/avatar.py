@@ -192,8 +192,9 @@ def photo_fit(subjects: int, n_photos: int = 3, size: int = 256, azimuths=(30.0,
         photos = [np.round((v.rgb * v.mask[..., None] + 0.8 * (1 - v.mask[..., None])) * 255).astype(np.uint8)
                   for v in s.views]
         start, cpu = time.perf_counter(), time.process_time()
-        try:  # the fit's defaults (40° field of view, 150 steps), the photos named as from_photos.prepare names them
-            fitted = run_action("avatar_fit_photos", PhotosRequest(photos, [f"photo {i + 1}" for i in range(len(photos))]))
+        names = [f"photo {i + 1}" for i in range(len(photos))]  # as from_photos.prepare names them
+        try:  # the fit's defaults: 40° field of view, 150 steps
+            fitted = run_action("avatar_fit_photos", PhotosRequest(photos, names))
         except InputError as e:  # MediaPipe missed the person in a photo: counted, the next subject is taken
             refused.append(f"seed {seed - 1}: {e}")
             continue
