@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 class Executor(Protocol):
     def run(self, action: Action, request, cancel: CancelToken | None) -> Iterator[ProgressEvent | Any]: ...
 
+    def where(self) -> str | None: ...
+
 
 class InProcess:
     """Runs every action in this process (its model resident here)."""
@@ -28,6 +30,10 @@ class InProcess:
 
     def run(self, action: Action, request, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | Any]:
         return action.run_here(request, cancel)
+
+    def where(self) -> str | None:
+        """Where heavy work runs, when not on this process's device (None: here)."""
+        return None
 
 
 _lock = threading.Lock()

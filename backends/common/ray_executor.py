@@ -90,6 +90,12 @@ class RayExecutor:
                                   "(are other jobs holding them?).") from e
 
     # --- the Executor protocol -------------------------------------------------------------------
+    def where(self) -> str | None:
+        """What the page's device badge says: heavy work runs on the cluster's devices, not this process's."""
+        device = self._worker_settings["device"]
+        units = f"{self._gpus} GPU(s)" if self._gpus else "1 CPU worker per tab"
+        return f"heavy work on a Ray cluster: {units} ({device}, {self._worker_settings['dtype']})"
+
     def run(self, action: Action, request, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | Any]:
         if not action.heavy:
             return action.run_here(request, cancel)

@@ -30,3 +30,18 @@ def test_each_gpu_is_a_device_and_two_jobs_run_at_once_one_per_gpu(executor):
     assert a.where["device"] == b.where["device"] == "cuda"
     again = run_all(executor.run(TOY, toy_request()))[1]
     assert again.pid in (a.pid, b.pid)  # the next job reuses a device's actor (its model loaded)
+
+
+def test_the_page_says_heavy_work_runs_on_the_clusters_gpus_not_this_machines_device(executor):
+    from app.main import _device_badge
+    from backends.common.executor import InProcess, use_executor
+
+    here = _device_badge()
+    assert "Ray" not in here  # in-process: this machine's device
+    previous = use_executor(executor)
+    try:
+        badge = _device_badge()
+    finally:
+        use_executor(previous)
+    assert "Ray cluster" in badge and "2 GPU(s)" in badge and "cuda" in badge, badge
+    assert InProcess().where() is None
