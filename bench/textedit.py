@@ -9,7 +9,8 @@ paper's ``get_p_r_acc`` (F1 of mean precision and recall).
    the chosen layers together, a random other layer, and all layers (the upper bound), with their
    share of the denoiser's parameters: their text K/V projections, as the paper counts its 0.61% /
    0.23%, and their whole attention modules.
-2. Editing A→B: OCR-F1 of the new text, the rate at which the old text is still read, PSNR/SSIM
+2. Editing A→B: the rate at which the new word is read (``edit_new_word_rate``: its letters in order in
+   what RapidOCR reads), OCR-F1 of the new text, the rate at which the old text is still read, PSNR/SSIM
    outside the text region (RapidOCR's detector boxes in either image, padded) vs the original —
    patching the localized layers (from the model's start step) vs plain prompt-swap regeneration
    (prompt B from the same noise) vs patching all text layers.
@@ -20,6 +21,10 @@ paper's ``get_p_r_acc`` (F1 of mean precision and recall).
    edit preset's layers, on all attention layers and on as many random text layers as the scan chose:
    OCR-F1 of held-out words before and after training, trainable parameters (and their ratio to
    all-layer LoRA's), seconds.
+
+Localize, Edit, Protect and the LoRA runs are the tab's actions (``textedit_localize`` / ``_edit`` /
+``_protect`` / ``_finetune`` through ``bench.actions.run_action``); the per-layer-group patching in 1, the
+prompt-swap and negative-prompt baselines of 3 are pipeline calls (not user actions).
 
     python -m bench.textedit [--quick]
 """
@@ -33,17 +38,17 @@ import numpy as np
 import torch
 
 from backends.common.imagemetrics import psnr, ssim
-from backends.common.progress import run_to_result
 from backends.textedit.attention import parameter_shares
 from backends.textedit.data import HELD_OUT_WORDS, TEMPLATES
-from backends.textedit.edit import EditRequest, edit
-from backends.textedit.localize import LocalizeRequest, localize
-from backends.textedit.lora import FinetuneRequest, finetune
+from backends.textedit.edit import EditRequest
+from backends.textedit.localize import LocalizeRequest
+from backends.textedit.lora import FinetuneRequest
 from backends.textedit.metrics import ocr_scores
 from backends.textedit.ocr import ENGINES, read, upscaled
 from backends.textedit.pipeline import to_uint8
-from backends.textedit.protect import DEFAULT_BLOCK_LIST, ProtectRequest, protect
+from backends.textedit.protect import DEFAULT_BLOCK_LIST, ProtectRequest
 from backends.textedit.service import load_pipeline, prompt_for
+from bench.actions import run_action
 from bench.report import markdown_table, write_results
 
 HELD_OUT_TEMPLATES = ("a banner that says", "a sticker that says")
@@ -100,8 +105,8 @@ def rate(reads: dict[str, list[str]], words: list[str]) -> dict[str, float]:
 
 def run_localization(pipe, n_pairs: int, steps: int, seed: int) -> dict:
     a, b, _ = word_pairs(1, seed)[0]
-    res = run_to_result(localize(LocalizeRequest(text=a, new_text=b, extra_pairs=n_pairs - 1, per_head=False,
-                                                 num_inference_steps=steps, seed=seed)))
+    res = run_action("textedit_localize", LocalizeRequest(text=a, new_text=b, extra_pairs=n_pairs - 1, per_head=False,
+                                                          num_inference_steps=steps, seed=seed))
     total = res.denoiser_params
     by_name = {layer.name: layer for layer in pipe.layers}
     chosen = res.chosen
@@ -131,10 +136,10 @@ def run_editing(pipe, layers: list[str], n: int, steps: int, seed: int, boxes: T
     originals, olds, news = [], [], []
     all_layers = [layer.name for layer in pipe.layers]
     for i, (a, b, template) in enumerate(word_pairs(n, seed + 1)):
-        r = run_to_result(edit(EditRequest(text=a, new_text=b, template=template, layers=layers,
-                                           num_inference_steps=steps, seed=seed + i)))
-        full = run_to_result(edit(EditRequest(text=a, new_text=b, template=template, layers=all_layers,
-                                              start_step=r.start_step, num_inference_steps=steps, seed=seed + i)))
+        r = run_action("textedit_edit", EditRequest(text=a, new_text=b, template=template, layers=layers,
+                                                    num_inference_steps=steps, seed=seed + i))
+        full = run_action("textedit_edit", EditRequest(text=a, new_text=b, template=template, layers=all_layers,
+                                                       start_step=r.start_step, num_inference_steps=steps, seed=seed + i))
         outside = ~(boxes.mask(r.original) | boxes.mask(r.edited) | boxes.mask(r.prompt_swap) | boxes.mask(full.edited))
         if not outside.any():
             outside = np.ones(outside.shape, bool)
@@ -160,8 +165,8 @@ def run_toxic(pipe, layers: list[str], steps: int, seed: int, n_clean: int, star
     benign = []
     for i, w in enumerate(words):
         template = ALL_TEMPLATES[i % len(ALL_TEMPLATES)]
-        r = run_to_result(protect(ProtectRequest(text=w, template=template, layers=layers, start_step=start_step,
-                                                 num_inference_steps=steps, seed=seed + i)))
+        r = run_action("textedit_protect", ProtectRequest(text=w, template=template, layers=layers, start_step=start_step,
+                                                          num_inference_steps=steps, seed=seed + i))
         g = torch.Generator().manual_seed(seed + i)
         swap = pipe(prompt_for(template, r.benign_text), num_inference_steps=steps, generator=g).images
         g = torch.Generator().manual_seed(seed + i)
@@ -180,8 +185,8 @@ def run_toxic(pipe, layers: list[str], steps: int, seed: int, n_clean: int, star
                                                           zip(images, imgs["unprotected"], strict=True)]))}
     changes = []
     for i, (a, _, template) in enumerate(word_pairs(n_clean, seed + 2)):
-        r = run_to_result(protect(ProtectRequest(text=a, template=template, layers=layers, num_inference_steps=steps,
-                                                 seed=seed + i)))
+        r = run_action("textedit_protect", ProtectRequest(text=a, template=template, layers=layers, num_inference_steps=steps,
+                                                          seed=seed + i))
         assert not r.blocked
         changes.append(int(np.abs(r.protected.astype(int) - r.unprotected.astype(int)).max()))
     out["clean_prompts"] = n_clean
@@ -196,8 +201,8 @@ def run_lora(layers: list[str], scan_layers: list[str], train_steps: int, eval_w
             "random": ("random", scan_layers)}
     out = {}
     for key, (target, names) in runs.items():
-        r = run_to_result(finetune(FinetuneRequest(target=target, layers=names, train_steps=train_steps,
-                                                   eval_words=eval_words, num_inference_steps=steps, seed=seed)))
+        r = run_action("textedit_finetune", FinetuneRequest(target=target, layers=names, train_steps=train_steps,
+                                                            eval_words=eval_words, num_inference_steps=steps, seed=seed))
         out[key] = {"layers": r.layers, "ocr_f1_before": r.before.f1, "ocr_f1_after": r.after.f1,
                     "accuracy_before": r.before.accuracy, "accuracy_after": r.after.accuracy,
                     "trainable_params": r.trainable_params, "trainable_share": r.trainable_share,
@@ -240,9 +245,10 @@ def main(argv=None) -> int:
     print(markdown_table(["idx", "layer", "OCR-F1 B", "OCR-F1 A", "text K/V share %", "whole-layer share %", "chosen"],
                          rows))
     print(f"\nEditing ({n_edit} pairs, layers {', '.join(layers)}, from step {ed['start_step']}):")
-    print(markdown_table(["method", "OCR-F1 new (rapidocr)", "OCR-F1 new (tesseract)", "old text read",
-                          "PSNR outside text (dB)", "SSIM outside text"],
-                         [[k, ed[k]["ocr_f1_new"]["rapidocr"], ed[k]["ocr_f1_new"]["tesseract"],
+    print(markdown_table(["method", "new word read (rapidocr)", "OCR-F1 new (rapidocr)", "OCR-F1 new (tesseract)",
+                          "old text read", "PSNR outside text (dB)", "SSIM outside text"],
+                         [[k, f"{round(ed[k]['new_text_read_rate']['rapidocr'] * n_edit)}/{n_edit}",
+                           ed[k]["ocr_f1_new"]["rapidocr"], ed[k]["ocr_f1_new"]["tesseract"],
                            ed[k]["old_text_read_rate"]["rapidocr"], ed[k]["psnr_outside_text"],
                            ed[k]["ssim_outside_text"]] for k in ("localized", "prompt swap", "all layers")]))
     print(f"\nToxic text ({tox['words']} blocked words, layers {', '.join(toxic_layers)}):")
@@ -262,6 +268,8 @@ def main(argv=None) -> int:
         "localized_param_share": loc["chosen_share"],
         "localized_module_share": loc["chosen_module_share"],
         "edit_ocr_f1": ed["localized"]["ocr_f1_new"]["rapidocr"],
+        "edit_new_word_rate": ed["localized"]["new_text_read_rate"]["rapidocr"],
+        "baseline_edit_new_word_rate": ed["prompt swap"]["new_text_read_rate"]["rapidocr"],
         "edit_psnr_outside_text": ed["localized"]["psnr_outside_text"],
         "baseline_edit_psnr_outside_text": ed["prompt swap"]["psnr_outside_text"],
         "toxic_readable_rate": tox["ours"]["blocked_readable_rate"]["rapidocr"],
@@ -273,6 +281,7 @@ def main(argv=None) -> int:
             "model": pipe.name, "quick": q, "steps": steps, "seed": args.seed,
             "top_level_engine": "rapidocr",
             "baselines": {"baseline_edit_psnr_outside_text": "prompt-swap regeneration (prompt B, same noise)",
+                          "baseline_edit_new_word_rate": "prompt-swap regeneration (prompt B, same noise)",
                           "baseline_toxic_readable_rate": "negative prompt naming the blocked word"},
             "localization": loc, "editing": ed, "toxic": tox, "lora": lo,
             "bench_minutes": (time.perf_counter() - t0) / 60,
