@@ -108,9 +108,9 @@ class LayerSet:
 
 
 def short_name(name: str) -> str:
-    """``down_blocks.1.attentions.0.transformer_blocks.0.attn2`` → ``down_blocks.1…attn2`` (labels stay short)."""
-    parts = name.split(".")
-    return name if len(parts) <= 3 else f"{parts[0]}.{parts[1]}…{parts[-1]}"
+    """``down_blocks.1.attentions.0.transformer_blocks.0.attn2`` → ``down_blocks.1.attentions.0…attn2``: shorter,
+    and still one name per layer (two layers of one block differ in their attention index)."""
+    return name.replace(".transformer_blocks.0.", "…")
 
 
 def layer_set(model: str, layers: list[str] | None = None, source: str = "preset") -> LayerSet:

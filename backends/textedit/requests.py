@@ -91,7 +91,7 @@ def prompt_for(template: str, text: str) -> str:
 
 
 def layers_list(text: str | Sequence[str] | None) -> list[str] | None:
-    """Layer names or indices as typed ("3, 4; up_blocks.1…attn2"), or None when nothing is typed."""
+    """Layer names or indices as typed ("3, 4; up_blocks.1.attentions.0.transformer_blocks.0.attn2"), or None when nothing is typed."""
     if text is None:
         return None
     items = text.replace(";", ",").split(",") if isinstance(text, str) else list(text)

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
+from backends.textedit.models import PRESETS
 from backends.textedit.ocr import matches, read
 
 pytestmark = pytest.mark.browser
@@ -97,8 +98,9 @@ def test_localize_offers_its_layers_and_edit_keeps_the_preset_until_chosen(page)
     steps.press("Enter")
     layers = page.locator("#te-layers textarea, #te-layers input").first
     preset = layers.input_value()
-    assert preset  # the embedded model's three measured layers
-    expect(page.locator("#te-layer-set")).to_contain_text("the model's preset layers (3: ")
+    assert preset  # the embedded model's measured edit layers
+    n = len(PRESETS["textedit-embedded"].edit_layers)
+    expect(page.locator("#te-layer-set")).to_contain_text(f"the model's preset layers ({n}: ")
 
     page.get_by_role("tab", name="Edit").click()
     fill(page, "te-edit-new", NEW)

@@ -83,7 +83,7 @@ def test_layer_sets_are_offered_with_their_share_and_edit_says_which_it_used(tin
     by_name = {layer.name: layer for layer in tiny_model.layers}
     assert preset.source == "preset" and preset.layers == list(PRESETS["textedit-embedded"].edit_layers)
     assert preset.share == pytest.approx(sum(by_name[n].text_kv_params for n in preset.layers) / total)
-    assert "the model's preset layers (3: " in preset.label() and f"{100 * preset.share:.2f}%" in preset.label()
+    assert f"the model's preset layers ({len(preset.layers)}: " in preset.label() and f"{100 * preset.share:.2f}%" in preset.label()
     one = layer_set("textedit-embedded", [tiny_model.layers[0].name], source="localized")
     assert one.layers == [tiny_model.layers[0].name] and one.share < preset.share
     assert "the last Localize scan's layers (1: " in one.label()
@@ -218,3 +218,12 @@ def test_finetune_requests_are_checked():
         FinetuneRequest(model="sdxl-base").validate()
     with pytest.raises(InputError, match="Training steps"):
         FinetuneRequest(train_steps=0, layers=["0"]).validate()
+
+
+def test_a_layer_sets_label_names_each_layer_once():
+    """Two layers of one block (the preset's two up_blocks.1 layers) must not read alike in the picker."""
+    from backends.textedit.localize import short_name
+
+    names = PRESETS["textedit-embedded"].edit_layers + PRESETS["sdxl-base"].toxic_layers
+    assert len({short_name(n) for n in names}) == len(set(names))
+    assert short_name("up_blocks.1.attentions.1.transformer_blocks.0.attn2") == "up_blocks.1.attentions.1…attn2"
