@@ -22,7 +22,7 @@ import torch
 
 from backends.common.errors import Cancelled, InputError
 
-from .longvideo import StreamState, read_key_frames
+from .longvideo import FrameBuffer, StreamState, read_key_frames
 from .metrics import fit_scale_shift
 from .requests import NUM_INTERP  # frames filled between two key frames (the reference's)
 
@@ -157,25 +157,13 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
         emitted, first = resume.emitted, resume.next_window
     if on_segment:
         on_segment(1 + first, total)
-    source = iter(open_frames())
-    buffer: dict[int, np.ndarray] = {}
-    if first:  # skip the frames before the first segment still to do
-        skip = segs[first][0]
-        if sum(1 for _ in zip(range(skip), source, strict=False)) != skip:
-            raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
+    buffer = FrameBuffer(open_frames(), n_frames, skip=segs[first][0])  # from the first segment still to do
     for g, (start, stop) in enumerate(segs):
         if g < first:
             continue
         if should_stop and should_stop():
             raise Cancelled("Stopped.")
-        for i in range(max(buffer, default=start - 1) + 1, stop):
-            try:
-                buffer[i] = next(source)
-            except StopIteration:
-                raise InputError(f"The video ended after {i} frames, fewer than the {n_frames} expected.") from None
-        for i in [i for i in buffer if i < start]:
-            del buffer[i]
-        lat = interpolate_segment(pipe, np.stack([buffer[i] for i in range(start, stop)]), key_of[start],
+        lat = interpolate_segment(pipe, buffer.take(start, stop), key_of[start],
                                   key_of[stop - 1], num_inference_steps, torch.Generator().manual_seed(seed + 1 + g),
                                   np.arange(start, stop), initial_noise)[0]
         if tail is not None:
