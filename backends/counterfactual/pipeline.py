@@ -31,6 +31,8 @@ from diffusers import DiffusionPipeline
 from diffusers.callbacks import MultiPipelineCallbacks, PipelineCallback
 from diffusers.utils import BaseOutput
 
+from backends.common.pipeline_state import DenoisingLoopState
+
 from .schedule import BridgeSchedule, corrupt
 
 
@@ -71,7 +73,7 @@ def rescale_for_classifier(x: torch.Tensor, mode: str) -> torch.Tensor:
     return ((x + 1) / 2).clamp(0, 1)
 
 
-class RCSBPipeline(DiffusionPipeline):
+class RCSBPipeline(DenoisingLoopState, DiffusionPipeline):
     """``bridge(x_n, n, mask) → ε̂`` + ``classifier(images in [0, 1]) → logits`` + the bridge ``scheduler``."""
 
     model_cpu_offload_seq = "bridge->classifier"
@@ -84,18 +86,6 @@ class RCSBPipeline(DiffusionPipeline):
                               scheduler=scheduler if scheduler is not None else BridgeSchedule())
         for m in (bridge, classifier):
             m.eval().requires_grad_(False)
-        self._interrupt = False
-        self._num_timesteps = 0
-
-    @property
-    def interrupt(self) -> bool:
-        return self._interrupt
-
-    @property
-    def num_timesteps(self) -> int:
-        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
-        ``PipelineCallback`` cutoffs."""
-        return self._num_timesteps
 
     def check_inputs(self, image, mask, target, guidance, classifier_input, tensor_inputs) -> None:
         if image.ndim != 4 or image.shape[1] != 3:

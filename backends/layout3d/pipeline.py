@@ -32,6 +32,7 @@ from diffusers.image_processor import VaeImageProcessor
 from diffusers.utils import BaseOutput
 
 from backends.common.noise import initial_latents
+from backends.common.pipeline_state import DenoisingLoopState
 
 from .attention import AttentionController, DSAConfig, install
 from .networks import depth_channels, encode_prompts
@@ -70,7 +71,7 @@ def to_uint8(images: np.ndarray) -> np.ndarray:
     return (np.asarray(images) * 255).round().astype(np.uint8)
 
 
-class BuildAScenePipeline(DiffusionPipeline):
+class BuildAScenePipeline(DenoisingLoopState, DiffusionPipeline):
     """``vae`` + ``text_encoder``/``tokenizer`` + ``unet`` (+ ``controlnet``) + a DDIM ``scheduler``.
 
     ``prompt_prefix`` and ``negative_prompt`` are part of the pipeline's config (SD: the paper's
@@ -95,18 +96,6 @@ class BuildAScenePipeline(DiffusionPipeline):
         for m in (vae, text_encoder, unet, controlnet):
             if m is not None:
                 m.eval().requires_grad_(False)
-        self._interrupt = False
-        self._num_timesteps = 0
-
-    @property
-    def interrupt(self) -> bool:
-        return self._interrupt
-
-    @property
-    def num_timesteps(self) -> int:
-        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
-        ``PipelineCallback`` cutoffs."""
-        return self._num_timesteps
 
     # --- components ------------------------------------------------------------------------
     def prepare_latents(self, batch_size: int, height: int, width: int, generator=None,

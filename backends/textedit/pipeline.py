@@ -25,6 +25,7 @@ from diffusers.utils import BaseOutput
 
 from backends.common.imageio import to_uint8  # noqa: F401 (the pipeline's images as uint8; re-exported)
 from backends.common.noise import initial_latents
+from backends.common.pipeline_state import DenoisingLoopState
 
 from .attention import PatchController, TextLayer, check_heads, find_layers, install
 from .networks import encode_prompts, latent_channels, unet_input
@@ -60,7 +61,7 @@ class TextEditOutput(BaseOutput):
     source: TextKV | None = None
 
 
-class TextEditPipeline(DiffusionPipeline):
+class TextEditPipeline(DenoisingLoopState, DiffusionPipeline):
     """``vae`` + ``text_encoder``/``tokenizer`` + ``unet`` (``UNet2DConditionModel``) + a DDIM ``scheduler``.
 
     ``layers`` lists the UNet's text layers (``attn2`` of every transformer block) in execution order.
@@ -79,19 +80,7 @@ class TextEditPipeline(DiffusionPipeline):
         self.layers: list[TextLayer] = install(unet, self.controller)
         for m in (vae, text_encoder, unet):
             m.eval().requires_grad_(False)
-        self._interrupt = False
-        self._num_timesteps = 0
         self.phase, self.num_phases, self.phase_index = "generate", 1, 0
-
-    @property
-    def interrupt(self) -> bool:
-        return self._interrupt
-
-    @property
-    def num_timesteps(self) -> int:
-        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
-        ``PipelineCallback`` cutoffs."""
-        return self._num_timesteps
 
     @property
     def default_size(self) -> tuple[int, int]:

@@ -25,6 +25,7 @@ from diffusers.utils import BaseOutput
 from diffusers.utils.torch_utils import randn_tensor
 
 from backends.common.errors import InputError
+from backends.common.pipeline_state import DenoisingLoopState
 
 # Where the disparity latent starts: every frame from zero (the noise's mean: a deterministic estimate, the
 # default), every frame from ONE noise map (broadcast over frames), or independent noise per frame.
@@ -43,7 +44,7 @@ class VideoDepthOutput(BaseOutput):
     latents: torch.Tensor | None = None
 
 
-class VideoDepthPipeline(DiffusionPipeline):
+class VideoDepthPipeline(DenoisingLoopState, DiffusionPipeline):
     """``vae`` (an autoencoder or :class:`~backends.videodepth.networks.SpaceToDepthCodec`) + ``unet``
     (:class:`~backends.videodepth.networks.UNetSpatioTemporalRopeConditionModel`) + a
     ``FlowMatchEulerDiscreteScheduler``; ``unet_interp`` (the published key-frame interpolation UNet)
@@ -60,8 +61,6 @@ class VideoDepthPipeline(DiffusionPipeline):
             raise ValueError(f"prediction_type must be one of {PREDICTION_TYPES}, got {prediction_type!r}")
         self.register_modules(vae=vae, unet=unet, scheduler=scheduler, unet_interp=unet_interp)
         self.register_to_config(prediction_type=prediction_type)
-        self._interrupt = False
-        self._num_timesteps = 0
 
     def velocity(self, model_output: torch.Tensor, latents: torch.Tensor, step_index: int) -> torch.Tensor:
         """The flow velocity the Euler step needs: the UNet's output itself (``v_prediction``, the published
@@ -70,16 +69,6 @@ class VideoDepthPipeline(DiffusionPipeline):
             return model_output
         sigma = self.scheduler.sigmas[step_index].to(latents.device, latents.dtype)
         return (latents - model_output) / sigma.clamp_min(1e-4)
-
-    @property
-    def interrupt(self) -> bool:
-        return self._interrupt
-
-    @property
-    def num_timesteps(self) -> int:
-        """Steps of the current (or last) denoising loop, as diffusers' pipelines expose it for
-        ``PipelineCallback`` cutoffs."""
-        return self._num_timesteps
 
     @property
     def size_multiple(self) -> int:
