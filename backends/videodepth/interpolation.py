@@ -20,9 +20,9 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import torch
 
-from backends.common.errors import Cancelled, InputError
+from backends.common.errors import InputError
 
-from .longvideo import FrameBuffer, StreamState, read_key_frames
+from .longvideo import StreamState, read_key_frames, read_spans
 from .metrics import fit_scale_shift
 from .requests import NUM_INTERP  # frames filled between two key frames (the reference's)
 
@@ -157,13 +157,8 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
         emitted, first = resume.emitted, resume.next_window
     if on_segment:
         on_segment(1 + first, total)
-    buffer = FrameBuffer(open_frames(), n_frames, skip=segs[first][0])  # from the first segment still to do
-    for g, (start, stop) in enumerate(segs):
-        if g < first:
-            continue
-        if should_stop and should_stop():
-            raise Cancelled("Stopped.")
-        lat = interpolate_segment(pipe, buffer.take(start, stop), key_of[start],
+    for g, start, stop, clip in read_spans(open_frames, segs, n_frames, first, should_stop):
+        lat = interpolate_segment(pipe, clip, key_of[start],
                                   key_of[stop - 1], num_inference_steps, torch.Generator().manual_seed(seed + 1 + g),
                                   np.arange(start, stop), initial_noise)[0]
         if tail is not None:

@@ -99,32 +99,33 @@ def read_key_frames(open_frames: Callable[[], Iterable[np.ndarray]], keys: list[
     return np.stack(frames)
 
 
-class FrameBuffer:
-    """Consecutive, overlapping spans of a video, read from one pass over its frames.
+def read_spans(open_frames: Callable[[], Iterable[np.ndarray]], spans: list[tuple[int, int]], n_frames: int,
+               first: int = 0, should_stop: Callable[[], bool] | None = None
+               ) -> Iterator[tuple[int, int, int, np.ndarray]]:
+    """Yield ``(index, start, stop, frames[start:stop])`` for ``spans[first:]`` (windows or segments), in one pass.
 
-    Holds only the frames of the current span: :meth:`take` reads up to ``stop`` and drops the frames before
-    ``start``. ``skip`` frames are passed over first (a resumed run starts at its first window or segment still
-    to do). Spans must not start before the previous one's start.
+    The frames before ``spans[first]`` (done before a resume) are skipped, only the current span's frames are
+    held (spans overlap; none starts before the previous one), and ``should_stop()`` is asked before each span
+    (→ ``Cancelled``). A video shorter than ``n_frames`` raises ``InputError``.
     """
-
-    def __init__(self, frames: Iterable[np.ndarray], n_frames: int, skip: int = 0):
-        self.n_frames = n_frames
-        self._source = iter(frames)
-        self._buffer: dict[int, np.ndarray] = {}
-        if skip and sum(1 for _ in zip(range(skip), self._source, strict=False)) != skip:
+    source = iter(open_frames())
+    buffer: dict[int, np.ndarray] = {}
+    if first:  # skip the frames before the first span still to do
+        skip = spans[first][0]
+        if sum(1 for _ in zip(range(skip), source, strict=False)) != skip:
             raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
-
-    def take(self, start: int, stop: int) -> np.ndarray:
-        """Frames ``start`` to ``stop`` − 1 (stop−start × H × W × 3)."""
-        for i in range(max(self._buffer, default=start - 1) + 1, stop):
+    for index in range(first, len(spans)):
+        if should_stop and should_stop():
+            raise Cancelled("Stopped.")
+        start, stop = spans[index]
+        for i in range(max(buffer, default=start - 1) + 1, stop):
             try:
-                self._buffer[i] = next(self._source)
+                buffer[i] = next(source)
             except StopIteration:
-                n = self.n_frames
-                raise InputError(f"The video ended after {i} frames, fewer than the {n} expected.") from None
-        for i in [i for i in self._buffer if i < start]:
-            del self._buffer[i]
-        return np.stack([self._buffer[i] for i in range(start, stop)])
+                raise InputError(f"The video ended after {i} frames, fewer than the {n_frames} expected.") from None
+        for i in [i for i in buffer if i < start]:
+            del buffer[i]
+        yield index, start, stop, np.stack([buffer[i] for i in range(start, stop)])
 
 
 def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames: int, window: int = 16,
@@ -168,13 +169,7 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     if on_window:
         on_window(1 + first, total)
 
-    buffer = FrameBuffer(open_frames(), n_frames, skip=windows[first][0])  # from the first window still to do
-    for w, (start, stop) in enumerate(windows):
-        if w < first:
-            continue
-        if should_stop and should_stop():
-            raise Cancelled("Stopped.")
-        clip = buffer.take(start, stop)
+    for w, start, stop, clip in read_spans(open_frames, windows, n_frames, first, should_stop):
         pred = pipe(clip, position_ids=np.arange(start, stop), num_inference_steps=num_inference_steps,
                     generator=_window_seed(seed, w), initial_noise=initial_noise).disparity.astype(np.float64)
         refs = [(i, key_disp[i]) for i in range(start, stop) if i in key_disp] or list(tail.items())
