@@ -3,6 +3,8 @@ the tab serves, and an uploaded log read as text, with a sentence when it is not
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from backends.common.errors import InputError
@@ -23,3 +25,17 @@ def read_log(path: str | Path) -> str:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise InputError("That file is not a game log: it is not readable text (a log is JSON).") from None
+
+
+@contextmanager
+def reading_log(what: str) -> Iterator[None]:
+    """Inside, a log's missing entry (``KeyError``) or bad value (``ValueError``, ``TypeError``, a JSON error
+    among them) becomes ``InputError("Not <what>: …")``; an ``InputError`` passes as it is."""
+    try:
+        yield
+    except InputError:
+        raise
+    except KeyError as e:
+        raise InputError(f"Not {what}: it has no {e} entry.") from None
+    except (ValueError, TypeError) as e:
+        raise InputError(f"Not {what}: {e}.") from None

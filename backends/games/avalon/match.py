@@ -24,6 +24,7 @@ from backends.games.avalon.dialogue import valid_guides
 from backends.games.avalon.game import AvalonConfig, AvalonGame
 from backends.games.avalon.search import SearchAgent
 from backends.games.avalon.selfplay import heuristic_for
+from backends.games.logs import reading_log
 from backends.games.match_store import RESUME_KEY, MatchStore
 from backends.games.strategist.llm import LLMError
 from backends.games.strategist.sandbox import SandboxError, check_source
@@ -94,7 +95,7 @@ class AvalonMatch:
 
     @classmethod
     def from_json(cls, text: str) -> AvalonMatch:
-        try:
+        with reading_log("an Avalon match log"):
             data = json.loads(text)
             if not isinstance(data, dict):
                 raise ValueError("an Avalon log is a JSON object with 'log', 'human' and 'seed'")
@@ -109,12 +110,6 @@ class AvalonMatch:
             _check_strategy(agents, strategy)
             return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])), strategy,
                        int(data.get("replaced_speeches", 0)))
-        except InputError:
-            raise
-        except KeyError as e:
-            raise InputError(f"Not an Avalon match log: it has no {e} entry.") from None
-        except (ValueError, TypeError) as e:
-            raise InputError(f"Not an Avalon match log: {e}.") from None
 
 
 def _check_strategy(agents: str, strategy: dict | None) -> None:

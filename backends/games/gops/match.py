@@ -20,6 +20,7 @@ from backends.common.seeding import check_seed
 from backends.games.gops.agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
 from backends.games.gops.game import GopsConfig, GopsState
 from backends.games.gops.selfplay import strategy_agent
+from backends.games.logs import reading_log
 from backends.games.match_store import RESUME_KEY, MatchStore
 from backends.games.strategist.sandbox import SandboxError, check_source
 
@@ -85,7 +86,7 @@ class GopsMatch:
 
     @classmethod
     def from_json(cls, text: str) -> GopsMatch:
-        try:
+        with reading_log("a GOPS game log"):
             data = json.loads(text)
             if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
                 raise ValueError("a GOPS log is a JSON object with 'request' and 'game'")
@@ -93,12 +94,6 @@ class GopsMatch:
             request.validate()
             state = GopsState.from_log(json.dumps(data["game"]))
             return cls(request, state, bool(data.get("resigned", False)), list(data.get("search", [])))
-        except InputError:
-            raise
-        except KeyError as e:
-            raise InputError(f"Not a GOPS game log: it has no {e} entry.") from None
-        except (ValueError, TypeError) as e:
-            raise InputError(f"Not a GOPS game log: {e}.") from None
 
 
 def make_agent(request: GopsMatchRequest) -> Agent:
