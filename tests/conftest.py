@@ -17,6 +17,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from backends.common import settings as settings_mod  # noqa: E402
 
+# anny's first build on a new machine (into the user's models folder, once) runs on one core for minutes:
+# 4 minutes were seen with another job on the second core, near the suite's 300 s per test. Tests that may be
+# the first to build it (avatar tests, and those that load the body model) get this limit instead.
+ANNY_FIRST_BUILD_TIMEOUT_S = 900
+
+
+def _may_build_anny(path: Path, _seen: dict[Path, bool] = {}) -> bool:  # noqa: B006 - a per-process memo
+    if path not in _seen:
+        text = path.read_text(errors="ignore") if path.suffix == ".py" else ""
+        _seen[path] = "avatar" in path.as_posix() or "body_model" in text or "anny" in text
+    return _seen[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("timeout") is None and _may_build_anny(Path(item.path)):
+            item.add_marker(pytest.mark.timeout(ANNY_FIRST_BUILD_TIMEOUT_S))
+
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path_factory, monkeypatch):
