@@ -59,7 +59,7 @@ class Skeleton:
         """J×4×4 rest → posed transforms (float32), exactly as ``pose.pose_transforms`` makes them."""
         index = {label: j for j, label in enumerate(self.labels)}
         deltas = {k: torch.from_numpy(v) for k, v in pose_rotations(lambda b: self.heads[index[b]], pose).items()}
-        return forward_kinematics(torch.from_numpy(self.heads), self.parents, self.labels, deltas,
+        return forward_kinematics(torch.tensor(self.heads), self.parents, self.labels, deltas,
                                   yaw_transform(pose.yaw, self.heads[0])).float()
 
     @staticmethod
