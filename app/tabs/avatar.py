@@ -361,14 +361,15 @@ def on_render(request: gr.Request, az, size_v, *pose_v):
 def on_export(request: gr.Request, *pose_v):
     """The avatar in the sliders' pose, with the run card (run.json and the inputs it names) of the run that
     made it: a replay of it makes the same avatar (the card is gone only if that run's folder was cleaned away)."""
-    from backends.avatar.outputs import carry_run, write_avatar
+    from backends.avatar.outputs import write_avatar
+    from backends.common.runcard import carry_card
 
     entry = sessions.current_avatar(_session(request))
     folder = new_output_dir("avatar")
     paths = write_avatar(entry.result, _pose(pose_v), folder)
     shown = [paths[k] for k in ("gaussians", "mesh_obj", "mesh_ply", "avatar")]
     run = next((p for p in entry.files if p.name == "run.json" and p.is_file()), None)
-    return [str(p) for p in shown + (list(carry_run(run, folder).values()) if run is not None else [])]
+    return [str(p) for p in shown + (list(carry_card(run, folder).values()) if run is not None else [])]
 
 
 @user_errors

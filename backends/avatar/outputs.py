@@ -7,7 +7,8 @@
 - ``avatar.safetensors``: everything to reload and re-pose the avatar (coarse mesh, skinning weights,
   per-face Gaussian parameters, the skeleton), with its card as metadata;
 - ``input_N.png``: the views the model saw. How the avatar was made is its run's card, ``run.json``
-  (``Action.write_run``); an export in another pose carries that card and its inputs (``carry_run``);
+  (``Action.write_run``); an export in another pose carries that card and its inputs
+  (``runcard.carry_card``);
 - ``write_example``: an upload example (images, masks and the cameras JSON) from a synthetic subject.
 """
 
@@ -148,7 +149,7 @@ def load_avatar(path: str | Path) -> AvatarResult:
 def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:
     """All raw outputs of an avatar in ``pose`` into ``out_dir``; returns their paths by kind. The run card is
     not among them: a run writes it (``Action.write_run``); an export of the avatar in another pose carries
-    the card of the run that made the avatar along (``carry_run``)."""
+    the card of the run that made the avatar along (``runcard.carry_card``)."""
     from .export import ply_bytes
 
     out = Path(out_dir)
@@ -164,51 +165,6 @@ def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[
     for i, image in enumerate(result.inputs):
         paths[f"input_{i}"] = save_png(image, out / f"input_{i}.png")
     return paths
-
-
-_FILE_TAGS = ("$image", "$mask", "$array", "$file")  # a run card's references to files beside it (common.runcard)
-
-
-def _card_files(value) -> list[str]:
-    """The names of the files a run card's request reads (its inputs, beside the card)."""
-    if isinstance(value, dict):
-        if len(value) == 1 and next(iter(value)) in _FILE_TAGS:
-            return [next(iter(value.values()))]
-        return [name for v in value.values() for name in _card_files(v)]
-    if isinstance(value, list):
-        return [name for v in value for name in _card_files(v)]
-    return []
-
-
-def carry_run(card: str | Path, out_dir: str | Path) -> dict[str, Path]:
-    """A run card (``run.json``) and the input files its request reads, linked (copied across file systems)
-    into ``out_dir``: files written there without a run of their own (an avatar exported in another pose)
-    come with the run that made them, and ``iclr25-studio replay run.json`` from that folder makes the
-    avatar again. Name → path (``run`` is the card)."""
-    import os
-    import shutil
-
-    from backends.common.runcard import CARD_NAME, read_card
-
-    source, out = Path(card), Path(out_dir)
-    request = read_card(source)["request"]
-    carried: dict[str, Path] = {}
-    for rel in [*_card_files(request), CARD_NAME]:
-        src = (source if rel == CARD_NAME else source.parent / rel).resolve()
-        if not src.is_relative_to(source.parent.resolve()) or not src.exists():
-            raise InputError(f"The run card {source.name} names a file that is not beside it: {rel}.")
-        target = out / rel
-        if src.is_dir():
-            shutil.copytree(src, target, dirs_exist_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.unlink(missing_ok=True)
-            try:
-                os.link(src, target)
-            except OSError:
-                shutil.copy2(src, target)
-        carried["run" if rel == CARD_NAME else Path(rel).stem] = target
-    return carried
 
 
 def write_example(subject: int, n_views: int, size: int, out_dir: str | Path) -> dict[str, Path]:

@@ -59,6 +59,34 @@ def read_card(path: Path) -> dict:
     return card
 
 
+def carry_card(card: Path, out_dir: Path) -> dict[str, Path]:
+    """A run card and the input files its request reads, linked (copied across file systems) into ``out_dir``:
+    files written there without a run of their own (an avatar exported in another pose) come with the run
+    that made them, and ``iclr25-studio replay run.json`` from that folder runs it again. Name → path (``run``
+    is the card)."""
+    import os
+    import shutil
+
+    source, out = Path(card), Path(out_dir)
+    inputs: dict[str, Path] = {}
+    _collect(read_card(source)["request"], source.parent, inputs)
+    carried: dict[str, Path] = {}
+    for name, path in [*inputs.items(), ("run", source)]:
+        rel = path.relative_to(source.parent).as_posix()
+        src, target = _inside(source.parent, rel), out / rel
+        if src.is_dir():
+            shutil.copytree(src, target, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            try:
+                os.link(src, target)
+            except OSError:
+                shutil.copy2(src, target)
+        carried[name] = target
+    return carried
+
+
 # --- encoding ------------------------------------------------------------------------------------
 
 def encode_request(request, folder: Path, output_fields: tuple[str, ...] = ()) -> tuple[dict, dict[str, Path]]:

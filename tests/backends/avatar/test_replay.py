@@ -82,13 +82,14 @@ def test_a_video_of_a_saved_avatar_replays_to_the_same_frames(reconstruction, tm
 
 
 def test_an_export_in_another_pose_carries_the_run_that_made_the_avatar(reconstruction, tmp_path):
-    from backends.avatar.outputs import carry_run, write_avatar
+    from backends.avatar.outputs import write_avatar
     from backends.avatar.pose import preset
+    from backends.common.runcard import carry_card
 
     result, made = reconstruction
     export = tmp_path / "export"
     paths = write_avatar(result, preset("T-pose"), export)
-    carried = carry_run(made["run"], export)
+    carried = carry_card(made["run"], export)
     assert not (export / "card.json").exists() and carried["run"] == export / "run.json"
     assert (export / "run.json").read_text() == made["run"].read_text()
     assert '"arm_raise_l": 90' in (export / "mesh.obj").read_text().splitlines()[1]  # the pose it is in
