@@ -54,7 +54,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
 def _device_badge() -> str:
     from backends.common.device import device_report
 
-    where = getattr(current_executor(), "where", lambda: None)()
+    where = current_executor().where()
     if where:  # served with --ray: the tabs' models run on the cluster, not on this machine's device
         return f"**Device:** {where}"
     report = device_report()

@@ -55,13 +55,14 @@ HELD_OUT_TEMPLATES = ("a banner that says", "a sticker that says")
 ALL_TEMPLATES = tuple(TEMPLATES.values()) + HELD_OUT_TEMPLATES
 
 
-def word_pairs(n: int, seed: int) -> list[tuple[str, str, str]]:
-    """(A, B, template): distinct held-out words, templates cycling (training phrasings and unseen ones)."""
+def word_pairs(n: int, seed: int, words=HELD_OUT_WORDS) -> list[tuple[str, str, str]]:
+    """(A, B, template): distinct ``words`` (the held-out ones by default), templates cycling (training
+    phrasings and unseen ones)."""
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n):
-        a, b = rng.choice(len(HELD_OUT_WORDS), 2, replace=False)
-        out.append((HELD_OUT_WORDS[a], HELD_OUT_WORDS[b], ALL_TEMPLATES[i % len(ALL_TEMPLATES)]))
+        a, b = rng.choice(len(words), 2, replace=False)
+        out.append((words[a], words[b], ALL_TEMPLATES[i % len(ALL_TEMPLATES)]))
     return out
 
 

@@ -6,6 +6,7 @@ talk to it through ``gradio_client`` and browser tests through Playwright.
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 from pathlib import Path
@@ -23,11 +24,10 @@ from backends.common import settings as settings_mod  # noqa: E402
 ANNY_FIRST_BUILD_TIMEOUT_S = 900
 
 
-def _may_build_anny(path: Path, _seen: dict[Path, bool] = {}) -> bool:  # noqa: B006 - a per-process memo
-    if path not in _seen:
-        text = path.read_text(errors="ignore") if path.suffix == ".py" else ""
-        _seen[path] = "avatar" in path.as_posix() or "body_model" in text or "anny" in text
-    return _seen[path]
+@functools.cache
+def _may_build_anny(path: Path) -> bool:
+    text = path.read_text(errors="ignore") if path.suffix == ".py" else ""
+    return "avatar" in path.as_posix() or "body_model" in text or "anny" in text
 
 
 def pytest_collection_modifyitems(config, items):

@@ -24,18 +24,12 @@ from backends.textedit.data import COMMON_WORDS
 from backends.textedit.pipeline import to_uint8
 from backends.textedit.service import load_pipeline, prompt_for
 from bench.report import markdown_table
-from bench.textedit import ALL_TEMPLATES, TextBoxes, rate, readings
+from bench.textedit import TextBoxes, rate, readings, word_pairs
 
 
 def training_pairs(n: int, seed: int) -> list[tuple[str, str, str]]:
     """(A, B, template) from the training words (4+ letters, as the held-out words), templates cycling."""
-    words = [w for w in COMMON_WORDS if len(w) >= 4]
-    rng = np.random.default_rng(seed)
-    out = []
-    for i in range(n):
-        a, b = rng.choice(len(words), 2, replace=False)
-        out.append((words[a], words[b], ALL_TEMPLATES[i % len(ALL_TEMPLATES)]))
-    return out
+    return word_pairs(n, seed, [w for w in COMMON_WORDS if len(w) >= 4])
 
 
 def variants(preset_layers: list[str], all_layers: list[str]) -> dict[str, tuple[list[str], int]]:
