@@ -6,13 +6,14 @@ never seen in training), 32 frames each at 64×64. Each method's disparity is al
 least-squares scale and shift in disparity) before AbsRel and δ1; TAE reprojects each frame's aligned
 depth into the next with the true poses (static pixels). Methods:
   - ours: the tab's default long-video path for the model (``service.long_video_method``, "auto"):
-    key frames inferred jointly, then either the interpolation UNet filling the 18-frame segments between
-    them (``interpolation.stream_depth_interpolated``) or windows of 16 aligned to the key frames
+    a clip of at most one window (32 frames, as the bench's clips) in one joint call; longer videos: key frames
+    inferred jointly, then either the interpolation UNet filling the 18-frame segments between them
+    (``interpolation.stream_depth_interpolated``) or windows of 32 aligned to the key frames
     (``longvideo.stream_depth``); the other path is scored too and printed (``--long-video`` picks ours);
   - per-frame: the same model on each frame alone (the paper's per-frame baseline);
   - per-frame + smoothing: that, then a centred 3-frame moving average over time.
-Every method starts the disparity latent the same way, the pipeline's default ``initial_noise="zero"``
-(``VideoDepthPipeline.__call__``), so the comparison is fair: before, ours drew independent noise per frame
+All three run at the same Euler steps (``--steps``, default 3: the tab's). Every method starts the disparity
+latent the same way, the pipeline's default ``initial_noise="zero"`` (``VideoDepthPipeline.__call__``), so the comparison is fair: before, ours drew independent noise per frame
 while every per-frame call reused one seed's map, and that alone made ours flicker more (TAE 0.016 vs 0.009).
 Memory: one subprocess per length loads the model, then runs the user action
 (``videodepth_estimate_depth`` through ``bench.actions.run_action``, as the tab and the CLI run it:
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="4 held-out clips instead of 32 (same lengths for memory)")
     p.add_argument("--clips", type=int, help="held-out clips (default 32; quick 4)")
-    p.add_argument("--steps", type=int, default=1, help="Euler steps (the model card's setting: 1)")
+    p.add_argument("--steps", type=int, default=3, help="Euler steps, ours and both baselines (the tab's default: 3)")
     p.add_argument("--long-video", choices=("auto", "interpolation", "windows"), default="auto",
                    help="ours: the tab's long-video path (auto: the model's default)")
     p.add_argument("--measure", type=Path, help=argparse.SUPPRESS)  # internal: one length in a fresh process

@@ -24,7 +24,7 @@ from backends.common.errors import InputError
 from backends.videodepth.actions import ESTIMATE_DEPTH
 from backends.videodepth.examples import EXAMPLES
 from backends.videodepth.outputs import COLORMAPS, preview_frame, run_summary, summary_text
-from backends.videodepth.requests import WINDOW, VideoDepthRequest, input_file
+from backends.videodepth.requests import NUM_INTERP, WINDOW, VideoDepthRequest, input_file
 from backends.videodepth.runstore import run_id_of
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
@@ -179,11 +179,14 @@ def _settings(model) -> list:
         max_side = gr.Dropdown(RESOLUTIONS, value=64, label="Max resolution (longer side; embedded: 64)",
                                elem_id="vd-res",
                                info="Frames are scaled so their longer side is at most this; larger is slower.")
-        steps = gr.Slider(1, 3, value=1, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps",
-                          info="Flow-matching Euler steps per window (the paper: 1–3); more is slower.")
+        steps = gr.Slider(1, 3, value=3, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps",
+                          info="Flow-matching Euler steps per window (the paper: 1–3); 3 is the steadiest on the "
+                               "embedded model, 1 is three times faster.")
     with gr.Row():
-        stride = gr.Slider(4, 14, value=12, step=1, label=f"Key-frame stride (window {WINDOW})", elem_id="vd-stride",
-                           info="Frames between key frames; the frames between are filled in from them.")
+        stride = gr.Slider(4, WINDOW - 2, value=WINDOW - VideoDepthRequest.overlap,
+                           step=1, label=f"Key-frame stride (window {WINDOW})", elem_id="vd-stride",
+                           info=f"Frames between key frames; the frames between are filled in from them "
+                                f"(the interpolation network: a stride of at most {NUM_INTERP + 1}).")
         max_frames = gr.Number(600, precision=0, minimum=1, maximum=3000, label="Max frames", elem_id="vd-max-frames",
                                info="Only the first this many frames of the video are estimated.")
     with gr.Row():
@@ -201,8 +204,9 @@ def _settings(model) -> list:
     long_video = gr.Radio(["auto", "interpolation", "windows"], value="auto", label="Long videos",
                           elem_id="vd-long-video",
                           info="interpolation: the paper's interpolation network fills the segments between "
-                               "key frames; windows: windows of 16 aligned to the key frames; auto: the "
-                               "model's better one on held-out clips (see its model card).")
+                               f"key frames; windows: windows of {WINDOW} aligned to the key frames; auto: the "
+                               "model's better one on held-out clips (see its model card), windows when the "
+                               "stride is too long to interpolate.")
     return [model, max_side, steps, stride, max_frames, cmap, baseline, seed, noise, long_video]
 
 

@@ -10,10 +10,13 @@ knowing nothing already scores. All are aligned per video (one scale and shift i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import torch
 
 from .metrics import evaluate_clip
+from .requests import VideoDepthRequest
 
 
 def _ramp(shape) -> np.ndarray:
@@ -42,14 +45,15 @@ def evaluate_pipeline(pipe, clips: dict[str, np.ndarray], n_clips: int = 16, fra
 
 
 def long_video(pipe, rgb: np.ndarray, method: str, steps: int, seed: int) -> np.ndarray:
-    """Disparity of every frame of ``rgb`` through one of the tab's long-video paths at the tab's defaults:
-    ``"windows"`` (16 frames overlapping by 4, key-frame stride 12) or ``"interpolation"`` (segments of 18
-    overlapping by 6, the same stride)."""
+    """Disparity of every frame of ``rgb`` through one of the tab's long-video paths at the request's defaults:
+    ``"windows"`` (``WINDOW`` = 32 frames overlapping by 8, key-frame stride 24; a clip of at most 32 frames is
+    one joint call) or ``"interpolation"`` (segments of 18 overlapping by 6: the reference's key-frame stride 12)."""
     from .interpolation import stream_depth_interpolated
     from .longvideo import stream_depth
 
     if method == "interpolation":
         out = stream_depth_interpolated(pipe, lambda: iter(rgb), len(rgb), 16, 6, 32, steps, seed=seed)
     else:
-        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), 16, 4, 32, steps, seed=seed)
+        req = VideoDepthRequest(Path("-"), Path("-"))
+        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), req.window, req.overlap, req.max_keys, steps, seed=seed)
     return np.stack([d for _, d in out])

@@ -12,7 +12,7 @@ from .outputs import COLORMAPS
 
 MAX_FRAMES = 3000
 LONG_VIDEO = ("auto", "interpolation", "windows")
-WINDOW = 16  # frames per window (the reference's); the key-frame stride sets the overlap (window − stride)
+WINDOW = 32  # frames per window: the reference infers videos of up to 32 frames in one call; stride = window − overlap
 NUM_INTERP = 16  # frames the interpolation network fills between two key frames (segments of NUM_INTERP + 2)
 
 
@@ -24,7 +24,7 @@ class VideoDepthRequest:
     max_side: int = 64  # working resolution (longer side) — the embedded model's training size
     num_inference_steps: int = 3
     window: int = WINDOW
-    overlap: int = 4
+    overlap: int = 8  # key-frame stride 24 (the embedded model's best on selection clips: its model card)
     max_keys: int = 32
     max_frames: int = 600
     seed: int = 0  # used when the initial noise is random ("shared" or "independent")
@@ -56,6 +56,11 @@ class VideoDepthRequest:
         windows (``window − overlap``): the reference's 6 at the default stride of 12."""
         return NUM_INTERP + 2 - self.stride
 
+    @property
+    def interp_fits(self) -> bool:
+        """Whether the key-frame stride leaves segments the interpolation network can fill (stride ≤ 17)."""
+        return 0 < self.interp_overlap < NUM_INTERP + 2
+
     def validate(self) -> None:
         """A clear InputError for settings no run can use (before anything is read or copied)."""
         if not 1 <= self.max_frames <= MAX_FRAMES:
@@ -72,8 +77,9 @@ class VideoDepthRequest:
             raise InputError(f"The key-frame stride must be between 1 and {self.window - 1} frames.")
         if self.long_video not in LONG_VIDEO:
             raise InputError(f"Unknown long-video method {self.long_video!r}; choose one of {', '.join(LONG_VIDEO)}.")
-        if not 0 < self.interp_overlap < NUM_INTERP + 2:
-            raise InputError(f"The key-frame stride must be between 1 and {NUM_INTERP + 1} frames.")
+        if self.long_video == "interpolation" and not self.interp_fits:
+            raise InputError(f"The interpolation network fills at most {NUM_INTERP} frames between key frames: "
+                             f"choose a key-frame stride between 1 and {NUM_INTERP + 1}, or the windows method.")
 
 
 def input_file(value) -> Path:

@@ -179,8 +179,8 @@ def long_video_method(request: VideoDepthRequest, pipe, n_frames: int) -> str:
         raise InputError(f"{request.model_id} has no interpolation network; choose the windows method.")
     if n_frames <= request.window or request.long_video == "windows" or not has_interp:
         return "windows"
-    if request.long_video == "auto":
-        return AUTO_LONG_VIDEO.get(request.model_id, "interpolation")
+    if request.long_video == "auto":  # a stride the interpolation network cannot fill runs the windows
+        return AUTO_LONG_VIDEO.get(request.model_id, "interpolation") if request.interp_fits else "windows"
     return "interpolation"
 
 
