@@ -50,6 +50,8 @@ class StageSettings:
     inversion_guidance: float | None = None  # None: the generation's guidance (the reference)
     hole_dilation: int = 1  # latent pixels added around an old box when its object is taken out
     move_blend_sattn: bool = True  # the reference's consistency setting: blend low-res self-attention on moves
+    insert_visible: bool = True  # insert into the part of the new box no earlier box stands in front of (the
+    # reference: the whole box, drawing over what is in front; crowded selection episodes: 0.69 vs 0.65 of boxes)
 
     def validate(self) -> None:
         if not 1 <= int(self.num_inference_steps) <= 200:
@@ -203,7 +205,7 @@ class SceneSession:
     def _insert(self, layout: Layout, j: int):
         t0 = time.perf_counter()
         prev = self.last
-        mask = layout.box_mask(j)
+        mask = visible_mask(layout, j) if self.settings.insert_visible else layout.box_mask(j)
         mode = {"bas": "dsa", "masactrl": "mutual", "blend": "blend"}[self.settings.method]
         out = self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
                         mode=mode)
@@ -291,6 +293,15 @@ class SceneSession:
 
 def _image(out: BuildASceneOutput) -> np.ndarray:
     return to_uint8(out.images[0])
+
+
+def visible_mask(layout: Layout, j: int) -> np.ndarray:
+    """Box j's image mask less the pixels where another box of ``layout`` stands in front of it (the whole
+    mask when nothing is left: a box hidden entirely)."""
+    mask = layout.box_mask(j)
+    rest = Layout(layout.scene_prompt, tuple(b for i, b in enumerate(layout.boxes) if i != j), layout.camera)
+    visible = mask & ~np.isclose(layout.metric_depth(), rest.metric_depth())
+    return visible if visible.any() else mask
 
 
 def _depth_of(out: BuildASceneOutput) -> np.ndarray:

@@ -99,3 +99,28 @@ def test_warm_up_loads_the_model_once_for_every_caller():
         t.join()
     assert len(got) == 2 and got[0] is got[1] is service.load_pipeline()[0]
     assert service.warm_up() < 1.0  # warm: nothing is loaded again
+
+
+def test_a_box_inserted_behind_an_object_leaves_the_object_in_front(pipe):
+    """A new box partly behind an earlier one is drawn only where it shows (``insert_visible``): the earlier
+    object's pixels over the overlap stay as they were, where the reference's whole-box mask redraws them."""
+    from backends.common.imagemetrics import psnr
+    from backends.layout3d.layout import box_on_floor
+    from backends.layout3d.stages import SceneSession, StageSettings, visible_mask
+    from backends.synth.scene import ROOMS
+
+    near = box_on_floor("a red cube", 0.0, 0.6, (0.7, 0.7, 0.7), 0.0)
+    far = box_on_floor("a blue cube", 0.1, 2.0, (1.0, 1.0, 1.0), 0.0)
+    layout = Layout(ROOMS[0].prompt, (near, far))
+    overlap = layout.box_mask(0) & layout.box_mask(1)
+    shown = visible_mask(layout, 1)
+    assert overlap.sum() > 100 and not (shown & overlap).any() and (shown | overlap).sum() == layout.box_mask(1).sum()
+
+    def kept(visible: bool) -> float:
+        s = SceneSession(pipe, StageSettings(num_inference_steps=20, guidance_scale=5.0, seed=3, blend_fraction=0.95,
+                                             insert_visible=visible), 64)
+        before, after = [st.image for st in s.edit(layout)[1:]]
+        return psnr(before, after, overlap)
+
+    ours, reference = kept(True), kept(False)  # measured: 25.9 vs 11.5 dB (seed 4: 32.9 vs 22.0)
+    assert ours > reference + 5.0, (ours, reference)

@@ -123,6 +123,13 @@ def test_long_video_method_follows_the_request_and_the_model(tmp_path):
         long_video_method(replace(req, long_video="interpolation"), without, 100)
     with pytest.raises(InputError, match="long-video method"):
         list(estimate_depth(replace(req, long_video="sideways"), without))
+    # the defaults (windows of 32, key-frame stride 24) leave gaps the interpolation network cannot fill:
+    # auto runs the windows for any model, an explicit interpolation request is a clear message
+    wide = VideoDepthRequest(tmp_path / "v.mp4", tmp_path / "o")
+    assert (wide.window, wide.stride, wide.interp_fits) == (32, 24, False)
+    assert long_video_method(replace(wide, model_id="depth-any-video"), with_interp, 100) == "windows"
+    with pytest.raises(InputError, match="stride between 1 and 17"):
+        replace(wide, long_video="interpolation").validate()
 
 
 def test_a_decompression_bomb_is_a_clear_message(tmp_path):
