@@ -227,8 +227,8 @@ def evaluate_phase(args) -> dict:
     saved = json.loads(store.read_text()) if store.is_file() else {}
     result = {"clips": args.long_clips, "frames_per_clip": args.long_frames, "resolution": "64x64",
               "alignment": "least-squares scale and shift in disparity, per video",
-              "settings": "windows of 16 overlapping by 4; interpolation segments of 18 overlapping by 6; "
-                          "key-frame stride 12; initial latent zero"}
+              "settings": "windows of 32 overlapping by 8 (key-frame stride 24); interpolation segments of 18 "
+                          "overlapping by 6 (key-frame stride 12); initial latent zero (evaluation.long_video)"}
     for steps in args.eval_steps:
         key = f"{args.long_clips}x{args.long_frames}_steps_{steps}"
         rows = {**saved.get(key, {}), **score_long(pipe, clips, args.long_clips, steps, tuple(args.methods))}

@@ -116,6 +116,7 @@ def test_a_downloaded_run_card_reproduces_the_avatar_through_the_cli(client, tmp
     import sys
 
     import numpy as np
+    import torch
     from PIL import Image
     from safetensors.numpy import load_file
 
@@ -130,7 +131,8 @@ def test_a_downloaded_run_card_reproduces_the_avatar_through_the_cli(client, tmp
     assert card["action"] == "avatar_reconstruct" and card["request"]["model"] == "avatar-embedded"
     assert card["request"]["subject"] == 5 and card["request"]["n_views"] == 1 and card["result"]["views"] == 1
     out = tmp_path / "again"
-    env = {**os.environ, "ICLR25_MODELS_DIR": str(anny_cache_dir_loaded().parents[1])}  # anny's build is cached there
+    env = {**os.environ, "ICLR25_MODELS_DIR": str(anny_cache_dir_loaded().parents[1]),  # anny's build is cached there
+           "OMP_NUM_THREADS": str(torch.get_num_threads())}  # the server's thread count: the same float32 sums
     res = subprocess.run([sys.executable, "-m", "app", "replay", str(downloads / "run.json"), "--out", str(out)],
                          capture_output=True, text=True, timeout=300, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
