@@ -180,8 +180,7 @@ def _settings(model) -> list:
                                elem_id="vd-res",
                                info="Frames are scaled so their longer side is at most this; larger is slower.")
         steps = gr.Slider(1, 3, value=3, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps",
-                          info="Flow-matching Euler steps per window (the paper: 1–3); 3 is the steadiest on the "
-                               "embedded model, 1 is three times faster.")
+                          info="Per window; 3: steadiest, 1: 3× faster.")
     with gr.Row():
         stride = gr.Slider(4, WINDOW - 2, value=WINDOW - VideoDepthRequest.overlap,
                            step=1, label=f"Key-frame stride (window {WINDOW})", elem_id="vd-stride",
