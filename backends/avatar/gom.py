@@ -43,8 +43,8 @@ class Subdivision:
 
     def fine_vertices(self, coarse: torch.Tensor) -> torch.Tensor:
         """[..., Vc, 3] → [..., Vf, 3]: the coupling, linear (and differentiable) in the coarse xyz."""
-        idx = torch.from_numpy(self.indices).to(coarse.device)
-        w = torch.from_numpy(self.weights).to(coarse.device, coarse.dtype)
+        idx = torch.tensor(self.indices).to(coarse.device)
+        w = torch.tensor(self.weights).to(coarse.device, coarse.dtype)
         return (coarse[..., idx, :] * w[..., None]).sum(-2)
 
 
@@ -156,7 +156,7 @@ class Gaussians:
 
 def gaussians_on_faces(vertices: torch.Tensor, faces: np.ndarray, params: FaceParams) -> Gaussians:
     """One Gaussian per face of the (posed) mesh: mean = centroid + T·offset, Σ = T R S Sᵀ Rᵀ Tᵀ."""
-    tri = vertices[torch.from_numpy(np.asarray(faces, dtype=np.int64)).to(vertices.device)]  # F×3×3
+    tri = vertices[torch.tensor(np.asarray(faces, dtype=np.int64)).to(vertices.device)]  # F×3×3
     frame = steiner_frame(tri)
     m = frame @ so3_exp(params.so3.to(frame.dtype)) * params.scale.to(frame.dtype)[..., None, :]
     means = tri.mean(-2) + (frame @ params.offset.to(frame.dtype)[..., None])[..., 0]

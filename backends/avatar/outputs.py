@@ -91,9 +91,9 @@ def save_avatar(result: AvatarResult, path: Path) -> Path:
     a, s = result.avatar, result.skeleton
     tensors = {
         "coarse_xyz": a.coarse_xyz, "lbs_weights": a.lbs_weights,
-        "coarse_faces": torch.from_numpy(np.asarray(a.subdivision.coarse_faces, np.int64)),
+        "coarse_faces": torch.tensor(np.asarray(a.subdivision.coarse_faces, np.int64)),
         "rgb": a.params.rgb, "so3": a.params.so3, "scale": a.params.scale, "offset": a.params.offset,
-        "bone_heads": torch.from_numpy(np.asarray(s.heads, np.float64)),
+        "bone_heads": torch.tensor(np.asarray(s.heads, np.float64)),
         "bone_parents": torch.tensor(s.parents, dtype=torch.int64),
     }
     if not _is_own_subdivision(a.subdivision, len(a.coarse_xyz)):  # e.g. the published LIFe-GoM's face order: keep it as it is
