@@ -4,7 +4,8 @@
 change per stage, as the paper does). Every stage keeps its trajectory (the latents of every
 step), so later stages replay it instead of regenerating it:
 
-* **insert** box j: source = the last stage (its recorded keys/values serve DSA), box mask = box j;
+* **insert** box j: source = the last stage (its recorded keys/values serve DSA), box mask = the part of box j
+  that no earlier box stands in front of (``insert_visible``; the reference: all of box j);
 * **change** box j's prompt, **remove** box j, **move/resize/rotate** box j: the source is the scene
   *without* object j — the current trajectory outside j's old box, and inside it the trajectory
   the object was inserted into — so nothing of the old object leaks through DSA; a move also
