@@ -10,13 +10,11 @@ knowing nothing already scores. All are aligned per video (one scale and shift i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import torch
 
 from .metrics import evaluate_clip
-from .requests import VideoDepthRequest
+from .requests import NUM_INTERP, VideoDepthRequest
 
 
 def _ramp(shape) -> np.ndarray:
@@ -51,9 +49,9 @@ def long_video(pipe, rgb: np.ndarray, method: str, steps: int, seed: int) -> np.
     from .interpolation import stream_depth_interpolated
     from .longvideo import stream_depth
 
+    r = VideoDepthRequest  # its field defaults
     if method == "interpolation":
-        out = stream_depth_interpolated(pipe, lambda: iter(rgb), len(rgb), 16, 6, 32, steps, seed=seed)
+        out = stream_depth_interpolated(pipe, lambda: iter(rgb), len(rgb), NUM_INTERP, 6, r.max_keys, steps, seed=seed)
     else:
-        req = VideoDepthRequest(Path("-"), Path("-"))
-        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), req.window, req.overlap, req.max_keys, steps, seed=seed)
+        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), r.window, r.overlap, r.max_keys, steps, seed=seed)
     return np.stack([d for _, d in out])

@@ -104,7 +104,6 @@ def test_warm_up_loads_the_model_once_for_every_caller():
 def test_a_box_inserted_behind_an_object_leaves_the_object_in_front(pipe):
     """A new box partly behind an earlier one is drawn only where it shows (``insert_visible``): the earlier
     object's pixels over the overlap stay as they were, where the reference's whole-box mask redraws them."""
-    from backends.common.imagemetrics import psnr
     from backends.layout3d.layout import box_on_floor
     from backends.layout3d.stages import SceneSession, StageSettings, visible_mask
     from backends.synth.scene import ROOMS
