@@ -22,7 +22,7 @@ import torch
 
 from backends.common.errors import InputError
 
-from .longvideo import StreamState, read_key_frames, read_spans
+from .longvideo import StreamState, read_key_frames, read_spans, stop_between_steps
 from .metrics import fit_scale_shift
 from .requests import NUM_INTERP  # frames filled between two key frames (the reference's)
 
@@ -41,13 +41,15 @@ def segments(n_frames: int, num_interp: int = NUM_INTERP, overlap: int = 6) -> l
 @torch.no_grad()
 def interpolate_segment(pipe, rgb: np.ndarray, first: torch.Tensor, last: torch.Tensor, num_inference_steps: int,
                         generator: torch.Generator | None = None, position_ids: np.ndarray | None = None,
-                        initial_noise: str = "zero") -> torch.Tensor:
+                        initial_noise: str = "zero", should_stop: Callable[[], bool] | None = None) -> torch.Tensor:
     """Disparity latents (1×L×C×h×w) of the L frames ``rgb``, whose end latents are ``first`` and ``last``.
 
     ``position_ids``: the frames' true indices (RoPE); ``initial_noise``: ``"zero"`` (the pipeline's default
     start, what the embedded networks were trained for) or ``"independent"`` noise from ``generator`` (the
     reference's). The UNet's output becomes a velocity as the pipeline's ``prediction_type`` says.
+    ``should_stop()`` is asked after every step (→ ``Cancelled``).
     """
+    step_end = stop_between_steps(should_stop)
     unet = pipe.unet_interp
     rgb_latents = pipe.encode(pipe.prepare_frames(rgb))
     c = unet.config.out_channels
@@ -68,6 +70,8 @@ def interpolate_segment(pipe, rgb: np.ndarray, first: torch.Tensor, last: torch.
     for i, t in enumerate(pipe.scheduler.timesteps):
         out = unet(torch.cat([latents, rgb_latents, masked, mask], 2), t, position_ids=pos).sample
         latents = pipe.scheduler.step(pipe.velocity(out, latents, i), t, latents).prev_sample
+        if step_end:
+            step_end(pipe, i, t, {})
     return latents
 
 
@@ -85,17 +89,19 @@ def _as_latents(pipe, disp: np.ndarray) -> torch.Tensor:
 
 @torch.no_grad()
 def key_latents(pipe, key_rgb: np.ndarray, keys: list[int], max_keys: int, num_inference_steps: int, seed: int,
-                initial_noise: str = "zero") -> torch.Tensor:
+                initial_noise: str = "zero", should_stop: Callable[[], bool] | None = None) -> torch.Tensor:
     """Latents (K×C×h×w) of all key frames: denoised jointly with their true indices (RoPE).
 
     More than ``max_keys`` key frames are denoised in groups of ``max_keys`` that share a quarter of their
     keys with the previous group; each group's disparity is fitted (least-squares scale and shift) to the
     shared keys of the groups before it, so one scale runs through the whole video while no network call
-    holds more than ``max_keys`` frames (the reference stops at 32 key frames instead).
+    holds more than ``max_keys`` frames (the reference stops at 32 key frames instead). ``should_stop()`` is
+    asked after every denoising step (→ ``Cancelled``).
     """
     def infer(sel: list[int]):
         return pipe(key_rgb[sel], position_ids=np.asarray(keys)[sel], num_inference_steps=num_inference_steps,
-                    generator=torch.Generator().manual_seed(seed), initial_noise=initial_noise)
+                    generator=torch.Generator().manual_seed(seed), initial_noise=initial_noise,
+                    callback_on_step_end=stop_between_steps(should_stop))
 
     if len(keys) <= max_keys:
         return infer(list(range(len(keys)))).latents[0]
@@ -143,7 +149,7 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
     total = len(segs) + 1
     if resume is None:
         key_rgb = read_key_frames(open_frames, keys, n_frames)
-        key_lat = key_latents(pipe, key_rgb, keys, max_keys, num_inference_steps, seed, initial_noise)
+        key_lat = key_latents(pipe, key_rgb, keys, max_keys, num_inference_steps, seed, initial_noise, should_stop)
         del key_rgb
         key_of = {k: key_lat[j] for j, k in enumerate(keys)}
         tail: torch.Tensor | None = None  # latents of the previous segment's frames shared with this one
@@ -160,7 +166,7 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
     for g, start, stop, clip in read_spans(open_frames, segs, n_frames, first, should_stop):
         lat = interpolate_segment(pipe, clip, key_of[start],
                                   key_of[stop - 1], num_inference_steps, torch.Generator().manual_seed(seed + 1 + g),
-                                  np.arange(start, stop), initial_noise)[0]
+                                  np.arange(start, stop), initial_noise, should_stop)[0]
         if tail is not None:
             k = len(tail)
             ratio = torch.linspace(0, 1, k + 2, dtype=lat.dtype)[1:-1].view(-1, 1, 1, 1)

@@ -90,6 +90,20 @@ def _window_seed(seed: int, index: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 100_003 + index)
 
 
+def stop_between_steps(should_stop: Callable[[], bool] | None):
+    """A pipeline ``callback_on_step_end`` that raises ``Cancelled`` once ``should_stop()`` says so: one window
+    of 32 frames takes seconds, so Stop must act between its denoising steps, not only between windows."""
+    if should_stop is None:
+        return None
+
+    def check(_pipe, _step, _timestep, tensors):
+        if should_stop():
+            raise Cancelled("Stopped.")
+        return tensors
+
+    return check
+
+
 def read_key_frames(open_frames: Callable[[], Iterable[np.ndarray]], keys: list[int], n_frames: int) -> np.ndarray:
     """The frames at ``keys`` (sorted indices), read in one streaming pass: K×H×W×3."""
     wanted = set(keys)
@@ -143,10 +157,11 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     """
     plan = WindowPlan(n_frames, window, overlap, max_keys)
     windows = plan.windows
+    step_end = stop_between_steps(should_stop)
     if len(windows) == 1:
         frames = [f for _, f in zip(range(n_frames), open_frames(), strict=False)]
         disp = pipe(np.stack(frames), position_ids=np.arange(len(frames)), num_inference_steps=num_inference_steps,
-                    generator=_window_seed(seed, 0), initial_noise=initial_noise).disparity
+                    generator=_window_seed(seed, 0), initial_noise=initial_noise, callback_on_step_end=step_end).disparity
         if on_window:
             on_window(1, 1)
         yield from enumerate(disp)
@@ -158,7 +173,8 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
         key_frames = read_key_frames(open_frames, keys, n_frames)
         key_disp = dict(zip(keys, pipe(key_frames, position_ids=np.asarray(keys),
                                        num_inference_steps=num_inference_steps,
-                                       generator=_window_seed(seed, -1), initial_noise=initial_noise).disparity, strict=True))
+                                       generator=_window_seed(seed, -1), initial_noise=initial_noise,
+                                       callback_on_step_end=step_end).disparity, strict=True))
         del key_frames
         tail: dict[int, np.ndarray] = {}  # aligned disparity of the previous window's overlap frames
         emitted, first = 0, 0
@@ -171,7 +187,8 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
 
     for w, start, stop, clip in read_spans(open_frames, windows, n_frames, first, should_stop):
         pred = pipe(clip, position_ids=np.arange(start, stop), num_inference_steps=num_inference_steps,
-                    generator=_window_seed(seed, w), initial_noise=initial_noise).disparity.astype(np.float64)
+                    generator=_window_seed(seed, w), initial_noise=initial_noise,
+                    callback_on_step_end=step_end).disparity.astype(np.float64)
         refs = [(i, key_disp[i]) for i in range(start, stop) if i in key_disp] or list(tail.items())
         idx = np.array([i - start for i, _ in refs])
         ref = np.stack([r for _, r in refs])

@@ -89,11 +89,10 @@ def test_interpolated_stream_resumes_with_the_same_frames():
     kw = dict(num_interp=4, overlap=2, num_inference_steps=1)
     whole = dict(stream_depth_interpolated(pipe, lambda: iter(video), 30, **kw))
     states = []
-    stop = iter([False, False, True])
     got = {}
-    with pytest.raises(Cancelled):
+    with pytest.raises(Cancelled):  # Stop once two segments are done
         for i, d in stream_depth_interpolated(pipe, lambda: iter(video), 30, on_state=states.append,
-                                              should_stop=lambda: next(stop), **kw):
+                                              should_stop=lambda: len(states) >= 2, **kw):
             got[i] = d
     assert states and 0 < states[-1].emitted < 30
     rest = dict(stream_depth_interpolated(pipe, lambda: iter(video), 30, resume=states[-1], **kw))
@@ -104,3 +103,15 @@ def test_interpolated_stream_resumes_with_the_same_frames():
 def test_embedded_model_has_no_interpolation_network():
     with pytest.raises(InputError, match="no interpolation network"):
         list(stream_depth_interpolated(tiny_pipeline(), lambda: iter(tiny_video()), 4))
+
+
+def test_stop_acts_between_the_denoising_steps_of_a_segment():
+    from backends.common.errors import Cancelled
+
+    pipe = published_like()
+    steps = []
+    pipe.unet_interp.register_forward_hook(lambda *_: steps.append(1))
+    with pytest.raises(Cancelled):
+        list(stream_depth_interpolated(pipe, lambda: iter(tiny_video(30, size=16)), 30, num_interp=4, overlap=2,
+                                       num_inference_steps=3, should_stop=lambda: len(steps) >= 1))
+    assert len(steps) == 1  # pressed during the first segment's first step: its other two never ran

@@ -67,7 +67,7 @@ def test_windows_align_to_key_frames():
     class ScaledModel:
         calls = 0
 
-        def __call__(self, clip, position_ids, num_inference_steps, generator, initial_noise="zero"):
+        def __call__(self, clip, position_ids, num_inference_steps, generator, initial_noise="zero", **_):
             ScaledModel.calls += 1
             scale = 0.3 + 0.1 * ScaledModel.calls  # every call: a different scale and shift
             base = np.asarray(position_ids, float)[:, None, None] / 40 + np.zeros((1, 4, 4))
@@ -88,3 +88,15 @@ def test_stop_and_short_source():
                           should_stop=lambda: True))
     with pytest.raises(InputError, match="ended"):
         list(stream_depth(pipe, lambda: iter(video[:9]), 12, window=6, overlap=2, num_inference_steps=1))
+
+
+@pytest.mark.parametrize("frames", [6, 12])  # one window, or key frames then windows
+def test_stop_acts_between_the_denoising_steps_of_a_window(frames):
+    """A window of 32 frames takes seconds on a CPU: Stop must not wait for all its steps."""
+    pipe = tiny_pipeline()
+    steps = []
+    pipe.unet.register_forward_hook(lambda *_: steps.append(1))
+    with pytest.raises(Cancelled):
+        list(stream_depth(pipe, lambda: iter(tiny_video(frames)), frames, window=6, overlap=2, num_inference_steps=3,
+                          should_stop=lambda: len(steps) >= 1))
+    assert len(steps) == 1

@@ -11,7 +11,7 @@ class PerFrameModel:
 
     calls: list[tuple[int, ...]] = []
 
-    def __call__(self, clip, position_ids, num_inference_steps, generator, initial_noise="zero"):
+    def __call__(self, clip, position_ids, num_inference_steps, generator, initial_noise="zero", **_):
         PerFrameModel.calls.append(tuple(int(i) for i in position_ids))
         disp = np.asarray(clip, np.float32).mean(-1) / 255.0
         return type("Out", (), {"disparity": disp})
