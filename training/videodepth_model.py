@@ -5,10 +5,10 @@
 
 Data: ``backends.videodepth.data`` (rendered primitive-world clips with exact depth). Each step
 takes 16 frames split as B clips × F frames with F ∈ {1, 2, 4, 8, 16} (mixed durations: single
-images to long clips), random strides, and frame positions scaled by a random frame-rate factor and
-offset (the RoPE sees sparse, far-apart indices as it will for key frames). The model denoises the
-space-to-depth disparity latent concatenated with the RGB latent; flow matching
-x_σ = (1−σ)·x0 + σ·ε, target v = ε − x0, σ uniform with a quarter of the steps at σ = 1 (the
+images to long clips; ``--frames-per-step 24`` and a sixth ``--duration-p`` value add whole 24-frame
+clips), random strides, and frame positions scaled by a random frame-rate factor and offset (the
+RoPE sees sparse, far-apart indices as it will for key frames). The model denoises the space-to-depth
+disparity latent concatenated with the RGB latent; flow matching x_σ = (1−σ)·x0 + σ·ε, target v = ε − x0, σ uniform with a quarter of the steps at σ = 1 (the
 first, most important step of a 1–3-step Euler sampler). AdamW, EMA, checkpoints and a loss log in
 ``--run-dir``; every checkpoint is evaluated (AbsRel after a per-video scale-and-shift fit) on
 held-out clips.
@@ -41,8 +41,8 @@ from backends.videodepth.metrics import evaluate_clip
 from training.asset_files import drop_name_or_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DURATIONS = (1, 2, 4, 8, 16)
-DURATION_P = (0.15, 0.1, 0.2, 0.25, 0.3)
+DURATIONS = (1, 2, 4, 8, 16, 24)  # 24: a whole training clip (needs --frames-per-step 24)
+DURATION_P = (0.15, 0.1, 0.2, 0.25, 0.3)  # five values: no 24-frame clips (the recipe of the first phases)
 RATE_FACTORS = (1, 1, 2, 4, 8)
 
 
@@ -93,7 +93,8 @@ def flow_matching_loss(unet, z_disp: torch.Tensor, z_rgb: torch.Tensor, position
 
 
 def sample_step(clips, rng: np.random.Generator, frames_per_step: int, duration_p=DURATION_P):
-    f = int(rng.choice(DURATIONS, p=duration_p))
+    p = tuple(duration_p) + (0.0,) * (len(DURATIONS) - len(duration_p))
+    f = int(rng.choice(DURATIONS, p=p))
     f = min(f, frames_per_step)
     rgb, disp, idx = sample_windows(clips, rng, f, max(1, frames_per_step // f))
     rate = int(rng.choice(RATE_FACTORS))
@@ -228,8 +229,9 @@ def _recipe(args) -> dict:
 
 def _probabilities(text: str) -> tuple[float, ...]:
     p = tuple(float(x) for x in text.split(","))
-    if len(p) != len(DURATIONS) or min(p) < 0 or abs(sum(p) - 1) > 1e-6:
-        raise argparse.ArgumentTypeError(f"need {len(DURATIONS)} probabilities summing to 1 for clip lengths {DURATIONS}")
+    if len(p) not in (len(DURATIONS) - 1, len(DURATIONS)) or min(p) < 0 or abs(sum(p) - 1) > 1e-6:
+        raise argparse.ArgumentTypeError(f"need {len(DURATIONS)} probabilities summing to 1 for clip lengths {DURATIONS} "
+                                         f"(or the first {len(DURATIONS) - 1})")
     return p
 
 
