@@ -9,8 +9,8 @@ images to long clips; ``--frames-per-step 24`` and a sixth ``--duration-p`` valu
 clips), random strides, and frame positions scaled by a random frame-rate factor and offset (the
 RoPE sees sparse, far-apart indices as it will for key frames). The model denoises the space-to-depth
 disparity latent concatenated with the RGB latent; flow matching x_σ = (1−σ)·x0 + σ·ε, target
-v = ε − x0, σ uniform with a quarter of the steps at σ = 1 (the first, most important step of a 1–3-step Euler sampler). AdamW, EMA, checkpoints and a loss log in
-``--run-dir``; every checkpoint is evaluated (AbsRel after a per-video scale-and-shift fit) on
+v = ε − x0, σ uniform with a quarter of the steps at σ = 1 (the first, most important step of a
+1–3-step Euler sampler). AdamW, EMA, checkpoints and a loss log in ``--run-dir``; every checkpoint is evaluated (AbsRel after a per-video scale-and-shift fit) on
 held-out clips.
 
 Temporal consistency (flags; the defaults reproduce the shipped recipe, which has none of them):
