@@ -3,15 +3,15 @@
     python -m training.videodepth_model --run-dir RUN --hours 1.5            # train (resumes with --resume)
     python -m training.videodepth_model --run-dir RUN --phase export         # EMA → assets/, measured card data
 
-Data: ``backends.videodepth.data`` (rendered primitive-world clips with exact depth). Each step
-takes 16 frames split as B clips × F frames with F ∈ {1, 2, 4, 8, 16} (mixed durations: single
-images to long clips; ``--frames-per-step 24`` and a sixth ``--duration-p`` value add whole 24-frame
-clips), random strides, and frame positions scaled by a random frame-rate factor and offset (the
-RoPE sees sparse, far-apart indices as it will for key frames). The model denoises the space-to-depth
-disparity latent concatenated with the RGB latent; flow matching x_σ = (1−σ)·x0 + σ·ε, target
-v = ε − x0, σ uniform with a quarter of the steps at σ = 1 (the first, most important step of a
-1–3-step Euler sampler). AdamW, EMA, checkpoints and a loss log in ``--run-dir``; every checkpoint is evaluated (AbsRel after a per-video scale-and-shift fit) on
-held-out clips.
+Data: ``backends.videodepth.data`` (rendered primitive-world clips with exact depth). Each step takes 16
+frames split as B clips × F frames with F ∈ {1, 2, 4, 8, 16} (mixed durations: single images to long
+clips; ``--frames-per-step 24`` and a sixth ``--duration-p`` value add whole 24-frame clips), random
+strides, and frame positions scaled by a random frame-rate factor and offset (the RoPE sees sparse, far-
+apart indices as it will for key frames). The model denoises the space-to-depth disparity latent
+concatenated with the RGB latent; flow matching x_σ = (1−σ)·x0 + σ·ε, target v = ε − x0, σ uniform with
+a quarter of the steps at σ = 1 (the first, most important step of a 1–3-step Euler sampler). AdamW,
+EMA, checkpoints and a loss log in ``--run-dir``; every checkpoint is evaluated (AbsRel after a per-
+video scale-and-shift fit) on held-out clips.
 
 Temporal consistency (flags; the defaults reproduce the shipped recipe, which has none of them):
 ``--temporal-weight`` adds a temporal-gradient-matching loss (Video Depth Anything, CVPR 2025) on
