@@ -53,7 +53,22 @@ def smooth(disp: np.ndarray, k: int = 3) -> np.ndarray:
     return out
 
 
-def accuracy(pipe, clips: dict, n_clips: int, steps: int, method: str) -> dict[str, dict[str, float]]:
+def paired(rows: dict[str, list[dict]], a: str, b: str) -> dict[str, dict[str, float]]:
+    """Per-clip differences ``a − b`` for each metric: mean, the 95% confidence interval's half-width (t, n − 1
+    degrees of freedom) and on how many clips ``a`` is better — means alone hide how noisy 32 clips are."""
+    from scipy import stats
+
+    out = {}
+    for k, lower_is_better in (("absrel", True), ("delta1", False), ("tae", True)):
+        d = np.array([ra[k] - rb[k] for ra, rb in zip(rows[a], rows[b], strict=True)], float)
+        d = d[np.isfinite(d)]
+        half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+        better = int(((d < 0) if lower_is_better else (d > 0)).sum())
+        out[k] = {"mean": float(d.mean()), "ci95": half, "better_on": better, "clips": len(d)}
+    return out
+
+
+def accuracy(pipe, clips: dict, n_clips: int, steps: int, method: str) -> tuple[dict, dict]:
     import torch
 
     from backends.videodepth.evaluation import long_video
@@ -75,8 +90,10 @@ def accuracy(pipe, clips: dict, n_clips: int, steps: int, method: str) -> dict[s
             rows[name].append(evaluate_clip(pred, depth, *gt))
         print(f"clip {c + 1}/{n_clips}: ours AbsRel {rows['ours'][-1]['absrel']:.3f} TAE {rows['ours'][-1]['tae']:.4f} · "
               f"per-frame {rows['perframe'][-1]['absrel']:.3f} / {rows['perframe'][-1]['tae']:.4f}", flush=True)
-    return {name: {k: float(np.nanmean([r[k] for r in rs])) for k in ("absrel", "delta1", "tae")}
-            for name, rs in rows.items()}
+    means = {name: {k: float(np.nanmean([r[k] for r in rs])) for k in ("absrel", "delta1", "tae")}
+             for name, rs in rows.items()}
+    return means, {"ours_minus_smoothed": paired(rows, "ours", "smoothed"),
+                   "ours_minus_perframe": paired(rows, "ours", "perframe")}
 
 
 def make_video(path: Path, frames: int) -> Path:
@@ -169,7 +186,7 @@ def main(argv=None) -> int:
 
     pipe = load_model()
     method = long_video_method(VideoDepthRequest(Path("-"), Path("-"), long_video=args.long_video), pipe, EVAL_FRAMES)
-    acc = accuracy(pipe, clips, n_clips, args.steps, method)
+    acc, diffs = accuracy(pipe, clips, n_clips, args.steps, method)
     lengths = throughput(args.steps, args.long_video)
     paths = {"interpolation": "key frames + interpolation network", "windows": "key frames + aligned windows"}
     other = next(k for k in paths if k != method)
@@ -177,6 +194,9 @@ def main(argv=None) -> int:
              "smoothed": "frame by frame + 3-frame smoothing", "other": f"the other long-video path ({paths[other]})"}
     print(markdown_table(["method", "AbsRel ↓", "δ1 ↑", "TAE ↓"],
                          [[names[k], v["absrel"], v["delta1"], v["tae"]] for k, v in acc.items()]))
+    print(markdown_table(["ours minus", "metric", "mean", "95% CI ±", "ours better on"],
+                         [[who.split("_minus_")[1], k, d["mean"], d["ci95"], f"{d['better_on']} of {d['clips']} clips"]
+                          for who, per in diffs.items() for k, d in per.items()]))
     print(markdown_table(["frames", "seconds", "frames/s", "peak RSS during the run (MB)", "above the loaded model (MB)"],
                          [[n, r["seconds"], r["frames_per_s"], r["peak_rss_mb"], r["run_extra_mb"]]
                           for n, r in lengths.items()]))
@@ -190,9 +210,11 @@ def main(argv=None) -> int:
         "baseline_smoothed_absrel": round(acc["smoothed"]["absrel"], 4),
         "baseline_smoothed_delta1": round(acc["smoothed"]["delta1"], 4),
         "baseline_smoothed_tae": round(acc["smoothed"]["tae"], 5),
+        "paired_per_clip": diffs,
         "lengths": {str(n): r for n, r in lengths.items()},
         "quick": args.quick, "clips": n_clips, "frames_per_clip": EVAL_FRAMES, "steps": args.steps,
-        "model": f"videodepth-embedded, long videos: {paths[method]}", "initial_noise": "zero (ours and both baselines)", "bench_minutes": round((time.perf_counter() - started) / 60, 1),
+        "model": f"videodepth-embedded, long videos: {paths[method]}", "initial_noise": "zero (ours and both baselines)",
+        "bench_minutes": round((time.perf_counter() - started) / 60, 1),
     })
     print(f"videodepth: AbsRel {acc['ours']['absrel']:.3f} vs per-frame {acc['perframe']['absrel']:.3f}; TAE "
           f"{acc['ours']['tae']:.4f} vs {acc['perframe']['tae']:.4f}; peak memory 600 vs 32 frames ×{ratio:.2f}; "
