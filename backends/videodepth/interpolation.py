@@ -21,8 +21,9 @@ import numpy as np
 import torch
 
 from backends.common.errors import InputError
+from backends.common.interrupt import stop_inside
 
-from .longvideo import StreamState, read_key_frames, read_spans, stop_between_steps
+from .longvideo import StreamState, read_key_frames, read_spans, stop_between_steps, stoppable_call
 from .metrics import fit_scale_shift
 from .requests import NUM_INTERP  # frames filled between two key frames (the reference's)
 
@@ -47,7 +48,7 @@ def interpolate_segment(pipe, rgb: np.ndarray, first: torch.Tensor, last: torch.
     ``position_ids``: the frames' true indices (RoPE); ``initial_noise``: ``"zero"`` (the pipeline's default
     start, what the embedded networks were trained for) or ``"independent"`` noise from ``generator`` (the
     reference's). The UNet's output becomes a velocity as the pipeline's ``prediction_type`` says.
-    ``should_stop()`` is asked after every step (→ ``Cancelled``).
+    ``should_stop()`` is asked inside the UNet call and after every step (→ ``Cancelled``).
     """
     step_end = stop_between_steps(should_stop)
     unet = pipe.unet_interp
@@ -68,7 +69,8 @@ def interpolate_segment(pipe, rgb: np.ndarray, first: torch.Tensor, last: torch.
     pos = None if position_ids is None else torch.as_tensor(np.asarray(position_ids), device=masked.device).reshape(1, n)
     pipe.scheduler.set_timesteps(int(num_inference_steps), device=masked.device)
     for i, t in enumerate(pipe.scheduler.timesteps):
-        out = unet(torch.cat([latents, rgb_latents, masked, mask], 2), t, position_ids=pos).sample
+        with stop_inside(unet, should_stop):
+            out = unet(torch.cat([latents, rgb_latents, masked, mask], 2), t, position_ids=pos).sample
         latents = pipe.scheduler.step(pipe.velocity(out, latents, i), t, latents).prev_sample
         if step_end:
             step_end(pipe, i, t, {})
@@ -96,12 +98,12 @@ def key_latents(pipe, key_rgb: np.ndarray, keys: list[int], max_keys: int, num_i
     keys with the previous group; each group's disparity is fitted (least-squares scale and shift) to the
     shared keys of the groups before it, so one scale runs through the whole video while no network call
     holds more than ``max_keys`` frames (the reference stops at 32 key frames instead). ``should_stop()`` is
-    asked after every denoising step (→ ``Cancelled``).
+    asked inside every UNet call (→ ``Cancelled``).
     """
     def infer(sel: list[int]):
-        return pipe(key_rgb[sel], position_ids=np.asarray(keys)[sel], num_inference_steps=num_inference_steps,
-                    generator=torch.Generator().manual_seed(seed), initial_noise=initial_noise,
-                    callback_on_step_end=stop_between_steps(should_stop))
+        return stoppable_call(pipe, should_stop, key_rgb[sel], position_ids=np.asarray(keys)[sel],
+                              num_inference_steps=num_inference_steps, generator=torch.Generator().manual_seed(seed),
+                              initial_noise=initial_noise)
 
     if len(keys) <= max_keys:
         return infer(list(range(len(keys)))).latents[0]

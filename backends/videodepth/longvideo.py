@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from backends.common.errors import Cancelled, InputError
+from backends.common.interrupt import stop_inside
 
 from .metrics import fit_scale_shift
 
@@ -91,8 +92,7 @@ def _window_seed(seed: int, index: int) -> torch.Generator:
 
 
 def stop_between_steps(should_stop: Callable[[], bool] | None):
-    """A pipeline ``callback_on_step_end`` that raises ``Cancelled`` once ``should_stop()`` says so: one window
-    of 32 frames takes seconds, so Stop must act between its denoising steps, not only between windows."""
+    """A pipeline ``callback_on_step_end`` that raises ``Cancelled`` once ``should_stop()`` says so."""
     if should_stop is None:
         return None
 
@@ -102,6 +102,13 @@ def stop_between_steps(should_stop: Callable[[], bool] | None):
         return tensors
 
     return check
+
+
+def stoppable_call(pipe, should_stop: Callable[[], bool] | None, *args, **kwargs):
+    """``pipe(*args, **kwargs)`` that Stop ends inside a UNet call, not only between windows: one denoising
+    step over a window of 32 frames takes seconds on a CPU (more at larger sizes)."""
+    with stop_inside(getattr(pipe, "unet", None), should_stop):
+        return pipe(*args, callback_on_step_end=stop_between_steps(should_stop), **kwargs)
 
 
 def read_key_frames(open_frames: Callable[[], Iterable[np.ndarray]], keys: list[int], n_frames: int) -> np.ndarray:
@@ -157,11 +164,11 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     """
     plan = WindowPlan(n_frames, window, overlap, max_keys)
     windows = plan.windows
-    step_end = stop_between_steps(should_stop)
     if len(windows) == 1:
         frames = [f for _, f in zip(range(n_frames), open_frames(), strict=False)]
-        disp = pipe(np.stack(frames), position_ids=np.arange(len(frames)), num_inference_steps=num_inference_steps,
-                    generator=_window_seed(seed, 0), initial_noise=initial_noise, callback_on_step_end=step_end).disparity
+        disp = stoppable_call(pipe, should_stop, np.stack(frames), position_ids=np.arange(len(frames)),
+                              num_inference_steps=num_inference_steps, generator=_window_seed(seed, 0),
+                              initial_noise=initial_noise).disparity
         if on_window:
             on_window(1, 1)
         yield from enumerate(disp)
@@ -171,10 +178,10 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     total = len(windows) + 1
     if resume is None:
         key_frames = read_key_frames(open_frames, keys, n_frames)
-        key_disp = dict(zip(keys, pipe(key_frames, position_ids=np.asarray(keys),
-                                       num_inference_steps=num_inference_steps,
-                                       generator=_window_seed(seed, -1), initial_noise=initial_noise,
-                                       callback_on_step_end=step_end).disparity, strict=True))
+        key_disp = dict(zip(keys, stoppable_call(pipe, should_stop, key_frames, position_ids=np.asarray(keys),
+                                                 num_inference_steps=num_inference_steps,
+                                                 generator=_window_seed(seed, -1),
+                                                 initial_noise=initial_noise).disparity, strict=True))
         del key_frames
         tail: dict[int, np.ndarray] = {}  # aligned disparity of the previous window's overlap frames
         emitted, first = 0, 0
@@ -186,9 +193,9 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
         on_window(1 + first, total)
 
     for w, start, stop, clip in read_spans(open_frames, windows, n_frames, first, should_stop):
-        pred = pipe(clip, position_ids=np.arange(start, stop), num_inference_steps=num_inference_steps,
-                    generator=_window_seed(seed, w), initial_noise=initial_noise,
-                    callback_on_step_end=step_end).disparity.astype(np.float64)
+        pred = stoppable_call(pipe, should_stop, clip, position_ids=np.arange(start, stop),
+                              num_inference_steps=num_inference_steps, generator=_window_seed(seed, w),
+                              initial_noise=initial_noise).disparity.astype(np.float64)
         refs = [(i, key_disp[i]) for i in range(start, stop) if i in key_disp] or list(tail.items())
         idx = np.array([i - start for i, _ in refs])
         ref = np.stack([r for _, r in refs])

@@ -105,13 +105,14 @@ def test_embedded_model_has_no_interpolation_network():
         list(stream_depth_interpolated(tiny_pipeline(), lambda: iter(tiny_video()), 4))
 
 
-def test_stop_acts_between_the_denoising_steps_of_a_segment():
+def test_stop_acts_inside_a_segments_unet_call():
     from backends.common.errors import Cancelled
 
     pipe = published_like()
-    steps = []
+    steps, segments_started = [], []
     pipe.unet_interp.register_forward_hook(lambda *_: steps.append(1))
-    with pytest.raises(Cancelled):
+    pipe.unet_interp.down_blocks[0].resnets[0].register_forward_hook(lambda *_: segments_started.append(1))
+    with pytest.raises(Cancelled):  # pressed once the first segment's second step has begun
         list(stream_depth_interpolated(pipe, lambda: iter(tiny_video(30, size=16)), 30, num_interp=4, overlap=2,
-                                       num_inference_steps=3, should_stop=lambda: len(steps) >= 1))
-    assert len(steps) == 1  # pressed during the first segment's first step: its other two never ran
+                                       num_inference_steps=3, should_stop=lambda: len(segments_started) >= 2))
+    assert len(steps) == 1  # the second step ended inside the network, the third never ran

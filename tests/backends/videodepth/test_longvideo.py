@@ -91,12 +91,14 @@ def test_stop_and_short_source():
 
 
 @pytest.mark.parametrize("frames", [6, 12])  # one window, or key frames then windows
-def test_stop_acts_between_the_denoising_steps_of_a_window(frames):
-    """A window of 32 frames takes seconds on a CPU: Stop must not wait for all its steps."""
+def test_stop_acts_inside_a_unet_call(frames):
+    """A window of 32 frames takes seconds per denoising step on a CPU: Stop must not wait for the step."""
     pipe = tiny_pipeline()
-    steps = []
-    pipe.unet.register_forward_hook(lambda *_: steps.append(1))
+    entered, finished = [], []
+    pipe.unet.down_blocks[0].resnets[0].register_forward_hook(lambda *_: entered.append(1))
+    pipe.unet.register_forward_hook(lambda *_: finished.append(1))
     with pytest.raises(Cancelled):
         list(stream_depth(pipe, lambda: iter(tiny_video(frames)), frames, window=6, overlap=2, num_inference_steps=3,
-                          should_stop=lambda: len(steps) >= 1))
-    assert len(steps) == 1
+                          should_stop=lambda: len(entered) >= 1))
+    assert len(entered) == 1 and not finished  # the first UNet call ended after its first resnet
+    assert not any(m._forward_pre_hooks for m in pipe.unet.modules())  # and the stop hooks are gone
