@@ -53,6 +53,8 @@ class StageSettings:
     move_blend_sattn: bool = True  # the reference's consistency setting: blend low-res self-attention on moves
     insert_visible: bool = True  # insert into the part of the new box no earlier box stands in front of (the
     # reference: the whole box, drawing over what is in front; crowded selection episodes: 0.69 vs 0.65 of boxes)
+    insert_grow: int = 1  # pixels the visible part grows into what stands in front (within the new box), so a
+    # thin sliver still frees a latent pixel (crowded selection episodes: 0.715 vs 0.688 of boxes, blending all steps)
 
     def validate(self) -> None:
         if not 1 <= int(self.num_inference_steps) <= 200:
@@ -206,7 +208,7 @@ class SceneSession:
     def _insert(self, layout: Layout, j: int):
         t0 = time.perf_counter()
         prev = self.last
-        mask = visible_mask(layout, j) if self.settings.insert_visible else layout.box_mask(j)
+        mask = visible_mask(layout, j, self.settings.insert_grow) if self.settings.insert_visible else layout.box_mask(j)
         mode = {"bas": "dsa", "masactrl": "mutual", "blend": "blend"}[self.settings.method]
         out = self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
                         mode=mode)
@@ -296,13 +298,15 @@ def _image(out: BuildASceneOutput) -> np.ndarray:
     return to_uint8(out.images[0])
 
 
-def visible_mask(layout: Layout, j: int) -> np.ndarray:
-    """Box j's image mask less the pixels where another box of ``layout`` stands in front of it (the whole
-    mask when nothing is left: a box hidden entirely)."""
+def visible_mask(layout: Layout, j: int, grow: int = 0) -> np.ndarray:
+    """Box j's image mask less the pixels where another box of ``layout`` stands in front of it, grown by
+    ``grow`` pixels within box j's mask (the whole mask when nothing is left: a box hidden entirely)."""
     mask = layout.box_mask(j)
     rest = Layout(layout.scene_prompt, tuple(b for i, b in enumerate(layout.boxes) if i != j), layout.camera)
     visible = mask & ~np.isclose(layout.metric_depth(), rest.metric_depth())
-    return visible if visible.any() else mask
+    if not visible.any():
+        return mask
+    return _dilate(visible, grow) & mask if grow > 0 else visible
 
 
 def _depth_of(out: BuildASceneOutput) -> np.ndarray:

@@ -114,6 +114,9 @@ def test_a_box_inserted_behind_an_object_leaves_the_object_in_front(pipe):
     overlap = layout.box_mask(0) & layout.box_mask(1)
     shown = visible_mask(layout, 1)
     assert overlap.sum() > 100 and not (shown & overlap).any() and (shown | overlap).sum() == layout.box_mask(1).sum()
+    grown = visible_mask(layout, 1, grow=1)  # a pixel into the object in front: a rim of the overlap, no more
+    rim = grown & ~shown
+    assert (grown >= shown).all() and rim.any() and (rim <= overlap).all() and rim.sum() < 0.25 * overlap.sum()
 
     def kept(visible: bool) -> float:
         s = SceneSession(pipe, StageSettings(num_inference_steps=20, guidance_scale=5.0, seed=3, blend_fraction=0.95,
