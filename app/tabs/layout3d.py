@@ -334,8 +334,8 @@ def settings_column(ui: SimpleNamespace) -> None:
                           ("Latent blending only", "blend")], value="bas", label="Stage method",
                          info="How a new stage keeps the earlier objects: the paper's method or a baseline.")
     with gr.Accordion("Advanced (published defaults)", open=False):
-        ui.blend = gr.Slider(0, 1, value=1.0, step=0.05,
-                             label="Blended fraction of steps (published 0.9; embedded model 1.0)",
+        ui.blend = gr.Slider(0, 1, value=0.95, step=0.05,
+                             label="Blended fraction of steps (published 0.9; embedded model 0.95)",
                              info="For this share of the steps, everything outside the edited box is copied "
                                   "from the previous stage (latent blending).")
         ui.dsa_start = gr.Slider(0, 1, value=0.5, step=0.05, label="DSA from this fraction of the steps",

@@ -27,7 +27,7 @@ class SceneRequest:
     num_inference_steps: int = 20
     guidance_scale: float | None = None  # None: the model's default
     method: str = "bas"
-    blend_fraction: float | None = None  # None: the model's default (published 0.9; embedded 1.0)
+    blend_fraction: float | None = None  # None: the model's default (published 0.9; embedded 0.95)
     dsa_start_fraction: float = 0.5
     dsa_masking: str = "multiply"
     # the layouts reached before ``layout``, in turn (the tab: every earlier stage's, stage 0 the empty
