@@ -87,6 +87,14 @@ def _encode_all(vae, images, batch=128) -> torch.Tensor:
     return torch.cat(out) * vae.config.scaling_factor  # N×2(flip)×4×16×16
 
 
+def _cached_latents(vae, data: dict, cache: Path) -> torch.Tensor:
+    if cache.exists():
+        return torch.load(cache)
+    latents = _encode_all(vae, images_to_tensor(data["images"]))
+    torch.save(latents, cache)
+    return latents
+
+
 def train_unet(args) -> dict:
     from diffusers import AutoencoderKL, DDPMScheduler
 
@@ -97,14 +105,15 @@ def train_unet(args) -> dict:
     if args.init_from and not vae_dir.exists():  # a decoder-only fine-tune keeps the encoder, so either will do
         vae_dir = args.init_from / "vae"
     vae = AutoencoderKL.from_pretrained(vae_dir).float().eval()
-    cache = run / f"latents_{len(data['images'])}.pt"
-    if cache.exists():
-        latents = torch.load(cache)
-    else:
-        latents = _encode_all(vae, images_to_tensor(data["images"]))
-        torch.save(latents, cache)
+    latents = _cached_latents(vae, data, run / f"latents_{len(data['images'])}.pt")
     depths = torch.from_numpy(data["depths"].astype(np.float32))[:, None]
     prompts = list(data["prompts"])
+    n_plain = len(latents)
+    if args.crowded_p > 0:  # occluded three-object scenes, drawn with probability crowded_p
+        crowd = cached_split("crowded", args.data_dir, args.limit)
+        latents = torch.cat([latents, _cached_latents(vae, crowd, run / f"latents_crowded_{len(crowd['images'])}.pt")])
+        depths = torch.cat([depths, torch.from_numpy(crowd["depths"].astype(np.float32))[:, None]])
+        prompts += list(crowd["prompts"])
     tokenizer = N.build_tokenizer()
     ids = tokenizer(prompts, padding="max_length", max_length=N.MAX_TOKENS, truncation=True, return_tensors="pt").input_ids
     empty_ids = tokenizer([""], padding="max_length", max_length=N.MAX_TOKENS, return_tensors="pt").input_ids
@@ -125,7 +134,10 @@ def train_unet(args) -> dict:
     gen = torch.Generator().manual_seed(args.seed + step)
     t0, last, losses = time.time() - elapsed, time.time(), []
     while time.time() - t0 < args.hours * 3600:
-        idx = torch.randint(0, len(latents), (args.batch,), generator=gen)
+        idx = torch.randint(0, n_plain, (args.batch,), generator=gen)
+        if len(latents) > n_plain:
+            crowded = torch.rand(args.batch, generator=gen) < args.crowded_p
+            idx[crowded] = torch.randint(n_plain, len(latents), (int(crowded.sum()),), generator=gen)
         flip = torch.randint(0, 2, (args.batch,), generator=gen)
         z0 = latents[idx, flip]
         d = depths[idx]
@@ -156,7 +168,7 @@ def train_unet(args) -> dict:
             latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
             last = time.time()
     info = latent_vae.save_unet_checkpoint(run, unet, text, ema_unet, ema_text, opt, step, time.time() - t0, tokenizer, losses)
-    return _with_prior(info, prior, run, lr=args.lr, lr_decay=args.lr_decay)
+    return _with_prior(info, prior, run, lr=args.lr, lr_decay=args.lr_decay, crowded_p=args.crowded_p)
 
 
 def export(args) -> dict:
@@ -189,7 +201,7 @@ def main(argv=None) -> None:
     p.add_argument("--kl-weight", type=float, default=1e-4)
     p.add_argument("--uncond-p", type=float, default=0.1)
     p.add_argument("--ema", type=float, default=0.999)
-    p.add_argument("--limit", type=int, default=None, help="use only the first N training scenes")
+    p.add_argument("--limit", type=int, default=None, help="use only the first N training (and crowded) scenes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--checkpoint-minutes", type=float, default=5.0)
@@ -201,6 +213,8 @@ def main(argv=None) -> None:
                    help="vae phase: train only the decoder, so the latents (and a UNet trained on them) stay valid")
     p.add_argument("--lr-decay", action="store_true",
                    help="unet phase: decay the learning rate linearly to zero over --hours")
+    p.add_argument("--crowded-p", type=float, default=0.0,
+                   help="share of each UNet batch drawn from the crowded split (occluded three-object scenes)")
     p.add_argument("--data-dir", type=Path, default=ROOT / "training" / "data")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "layout3d")
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "layout3d-embedded")

@@ -82,7 +82,53 @@ def make_sample(seed: int) -> Sample:
 
 
 def make_arrays(seeds) -> dict[str, np.ndarray]:
-    samples = [make_sample(s) for s in seeds]
+    return _arrays([make_sample(s) for s in seeds])
+
+
+def screen_overlap(scene: Scene) -> float:
+    """The largest fraction of one object's screen rectangle (its projected 3D box) that another's covers —
+    a cheap stand-in for mask overlap when drawing occluded layouts."""
+    rects = []
+    for o in scene.objects:
+        uv = scene.camera.project(o.corners())[:, :2]
+        rects.append((uv.min(0), uv.max(0)))
+    best = 0.0
+    for i, (lo_a, hi_a) in enumerate(rects):
+        for j, (lo_b, hi_b) in enumerate(rects):
+            if i != j:
+                inter = np.clip(np.minimum(hi_a, hi_b) - np.maximum(lo_a, lo_b), 0, None).prod()
+                best = max(best, float(inter / max((hi_b - lo_b).prod(), 1e-6)))
+    return best
+
+
+CROWDED_OBJECTS = 3
+CROWDED_MIN_RECT_OVERLAP = 0.35
+
+
+def crowded_scene(rng: np.random.Generator, tries: int = 200) -> Scene:
+    """Three objects placed as ``random_layout_scene`` places them, drawn again until one's screen
+    rectangle covers ≥ 35% of another's: the occluded layouts where one-shot generation fails."""
+    scene = random_layout_scene(rng, CROWDED_OBJECTS)
+    for _ in range(tries):
+        if len(scene.objects) == CROWDED_OBJECTS and screen_overlap(scene) >= CROWDED_MIN_RECT_OVERLAP:
+            break
+        scene = random_layout_scene(rng, CROWDED_OBJECTS)
+    return scene
+
+
+def make_crowded_sample(seed: int) -> Sample:
+    """A crowded scene with one object's prompt (an insertion stage; 60%) or the whole layout's."""
+    rng = np.random.default_rng(seed)
+    scene = crowded_scene(rng)
+    if rng.random() < 0.6:
+        kind, prompt = "object", scene.objects[rng.integers(len(scene.objects))].prompt
+    else:
+        order = rng.permutation(len(scene.objects))
+        kind, prompt = "layout", ", ".join(scene.objects[i].prompt for i in order) + " in " + scene.room.prompt
+    return Sample(render(scene, supersample=2).rgb, box_depth(scene), prompt, kind)
+
+
+def _arrays(samples: list[Sample]) -> dict[str, np.ndarray]:
     return {
         "images": np.stack([s.image for s in samples]),
         "depths": np.stack([s.depth for s in samples]).astype(np.float16),
@@ -91,7 +137,11 @@ def make_arrays(seeds) -> dict[str, np.ndarray]:
     }
 
 
-SPLITS = {"train": range(0, 24_000), "val": range(1_000_000, 1_001_000)}
+def make_crowded_arrays(seeds) -> dict[str, np.ndarray]:
+    return _arrays([make_crowded_sample(s) for s in seeds])
+
+
+SPLITS = {"train": range(0, 24_000), "val": range(1_000_000, 1_001_000), "crowded": range(2_000_000, 2_008_000)}
 
 
 def cached_split(split: str, cache_dir, limit: int | None = None, workers: int = 2) -> dict[str, np.ndarray]:
@@ -101,4 +151,5 @@ def cached_split(split: str, cache_dir, limit: int | None = None, workers: int =
     from backends.common.datacache import cached_arrays
 
     seeds = SPLITS[split] if limit is None else SPLITS[split][:limit]
-    return cached_arrays(Path(cache_dir) / f"layout3d_{split}_{len(seeds)}.npz", seeds, make_arrays, workers)
+    maker = make_crowded_arrays if split == "crowded" else make_arrays
+    return cached_arrays(Path(cache_dir) / f"layout3d_{split}_{len(seeds)}.npz", seeds, maker, workers)

@@ -47,3 +47,33 @@ def test_the_unet_phase_continues_the_shipped_model(tmp_path):
     # the EMA goes on at the decay it had reached (~0.999), so a few tiny steps barely move it
     drift = max(float((ema[k] - ref[k]).abs().max()) for k in ref)
     assert drift < 1e-3
+
+
+def test_crowded_scenes_are_three_objects_one_in_front_of_another():
+    import numpy as np
+
+    from backends.layout3d.data import (
+        CROWDED_MIN_RECT_OVERLAP,
+        crowded_scene,
+        make_crowded_sample,
+        screen_overlap,
+    )
+
+    for seed in range(6):
+        scene = crowded_scene(np.random.default_rng(seed))
+        assert len(scene.objects) == 3 and screen_overlap(scene) >= CROWDED_MIN_RECT_OVERLAP
+    sample = make_crowded_sample(2_000_000)
+    assert sample.image.shape == (64, 64, 3) and sample.kind in ("object", "layout") and sample.prompt
+
+
+def test_the_unet_phase_mixes_in_crowded_scenes(tmp_path):
+    from training.layout3d_model import main
+
+    asset = default_registry().resolve("layout3d-embedded").path
+    main(["--phase", "unet", "--init-from", str(asset), "--limit", "4", "--batch", "4", "--hours", "0.0003",
+          "--lr", "1e-5", "--threads", "1", "--checkpoint-minutes", "60", "--crowded-p", "0.5",
+          "--data-dir", str(tmp_path / "data"), "--run-dir", str(tmp_path / "run")])
+    info = json.loads((tmp_path / "run" / "unet" / "info.json").read_text())
+    assert info["steps"] >= 1 and info["crowded_p"] == 0.5
+    assert (tmp_path / "data" / "layout3d_crowded_4.npz").exists()
+    assert (tmp_path / "run" / "unet" / "latents_crowded_4.pt").exists()
