@@ -6,7 +6,8 @@ submodule held in a ``ModuleList`` (diffusers keeps its down/up blocks, resnets,
 blocks in them) — and a ``should_stop`` that raises (``CancelToken.raise_if_cancelled``) or returns True ends
 the call there with ``Cancelled``. The hooks exist only inside the ``with`` block, and they act only on the
 thread that entered it: one loaded model serves several sessions at once (a run and an estimate beside it), and
-one session's Stop must not end another's call.
+one session's Stop must not end another's call. ``stoppable_call(pipe, should_stop, ...)`` runs a pipeline call
+with those hooks and a ``callback_on_step_end`` that asks between steps too (``stop_between_steps``).
 """
 
 from __future__ import annotations
@@ -43,3 +44,24 @@ def stop_inside(module: torch.nn.Module | None, should_stop: Callable[[], bool] 
     finally:
         for h in handles:
             h.remove()
+
+
+def stop_between_steps(should_stop: Callable[[], bool] | None):
+    """A pipeline ``callback_on_step_end`` that raises ``Cancelled`` once ``should_stop()`` says so."""
+    if should_stop is None:
+        return None
+
+    def check(_pipe, _step, _timestep, tensors):
+        if should_stop():
+            raise Cancelled("Stopped.")
+        return tensors
+
+    return check
+
+
+def stoppable_call(pipe, should_stop: Callable[[], bool] | None, *args, **kwargs):
+    """``pipe(*args, **kwargs)`` (a diffusers-style pipeline with a ``unet``) that Stop ends inside a UNet call
+    and between steps, not only between calls: one denoising step over a window of 32 frames takes seconds on
+    a CPU (more at larger sizes)."""
+    with stop_inside(getattr(pipe, "unet", None), should_stop):
+        return pipe(*args, callback_on_step_end=stop_between_steps(should_stop), **kwargs)

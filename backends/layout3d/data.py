@@ -68,6 +68,12 @@ def sample_scene(seed: int) -> tuple[Scene, str, np.random.Generator]:
     return random_layout_scene(rng, n), kind, rng
 
 
+def layout_prompt(scene: Scene, rng: np.random.Generator) -> str:
+    """The whole layout's caption, objects in random order ("a red cube, a blue sphere in …")."""
+    order = rng.permutation(len(scene.objects))
+    return ", ".join(scene.objects[i].prompt for i in order) + " in " + scene.room.prompt
+
+
 def make_sample(seed: int) -> Sample:
     scene, kind, rng = sample_scene(seed)
     if kind == "scene":
@@ -75,8 +81,7 @@ def make_sample(seed: int) -> Sample:
     elif kind == "object":
         prompt = scene.objects[rng.integers(len(scene.objects))].prompt
     else:
-        order = rng.permutation(len(scene.objects))
-        prompt = ", ".join(scene.objects[i].prompt for i in order) + " in " + scene.room.prompt
+        prompt = layout_prompt(scene, rng)
     image = render(scene, supersample=2).rgb
     return Sample(image, box_depth(scene), prompt, kind)
 
@@ -123,8 +128,7 @@ def make_crowded_sample(seed: int) -> Sample:
     if rng.random() < 0.6:
         kind, prompt = "object", scene.objects[rng.integers(len(scene.objects))].prompt
     else:
-        order = rng.permutation(len(scene.objects))
-        kind, prompt = "layout", ", ".join(scene.objects[i].prompt for i in order) + " in " + scene.room.prompt
+        kind, prompt = "layout", layout_prompt(scene, rng)
     return Sample(render(scene, supersample=2).rgb, box_depth(scene), prompt, kind)
 
 

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 
 from backends.common.errors import InputError
-from backends.common.interrupt import stop_inside
+from backends.common.interrupt import stop_between_steps, stop_inside, stoppable_call
 
-from .longvideo import StreamState, read_key_frames, read_spans, stop_between_steps, stoppable_call
+from .longvideo import StreamState, read_key_frames, read_spans
 from .metrics import fit_scale_shift
 from .requests import NUM_INTERP  # frames filled between two key frames (the reference's)
 

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from backends.common.errors import Cancelled, InputError
-from backends.common.interrupt import stop_inside
+from backends.common.interrupt import stoppable_call
 
 from .metrics import fit_scale_shift
 
@@ -89,26 +89,6 @@ class StreamState:
 
 def _window_seed(seed: int, index: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 100_003 + index)
-
-
-def stop_between_steps(should_stop: Callable[[], bool] | None):
-    """A pipeline ``callback_on_step_end`` that raises ``Cancelled`` once ``should_stop()`` says so."""
-    if should_stop is None:
-        return None
-
-    def check(_pipe, _step, _timestep, tensors):
-        if should_stop():
-            raise Cancelled("Stopped.")
-        return tensors
-
-    return check
-
-
-def stoppable_call(pipe, should_stop: Callable[[], bool] | None, *args, **kwargs):
-    """``pipe(*args, **kwargs)`` that Stop ends inside a UNet call, not only between windows: one denoising
-    step over a window of 32 frames takes seconds on a CPU (more at larger sizes)."""
-    with stop_inside(getattr(pipe, "unet", None), should_stop):
-        return pipe(*args, callback_on_step_end=stop_between_steps(should_stop), **kwargs)
 
 
 def read_key_frames(open_frames: Callable[[], Iterable[np.ndarray]], keys: list[int], n_frames: int) -> np.ndarray:
