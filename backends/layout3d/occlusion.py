@@ -1,0 +1,85 @@
+"""Occlusion between the boxes of an insert stage: the part of a new box no earlier box hides, and which pixels
+the stage may change — the new object's, not what stands in front of it or shows around it.
+
+Latent blending works on 4×4-pixel latent cells of the embedded model (8×8 for Stable Diffusion), so a
+box inserted behind an object redraws the object in front along their border, and an object inserted in
+front of another repaints the whole of its box — the corners its object leaves open included, where the
+object behind should still show. After an insert stage is decoded, the objects already in the picture
+(the pixels where the previous stage differs from the empty scene) are pasted back from the previous
+stage, except where the new object may cover them:
+
+* inside the new box, where no earlier box stands in front of it (box depth says which is in front),
+* and, where the new box is in front of an earlier object, only on the new object's own pixels — those
+  that changed both from the previous stage and from the empty scene (a background repainted where the
+  earlier object stood changes from the previous stage only).
+
+The background stays as the stage drew it, so the new object's shadow and the last free steps'
+harmonisation are kept (a paste-back of everything outside the box, diffusers'
+``VaeImageProcessor.apply_overlay``, would cut them). Crowded selection episodes: 0.72 vs 0.65 of boxes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import ndimage
+
+from .layout import Layout
+from .move import CHANGE_THRESHOLD, largest_blob
+
+
+def hidden_part(layout: Layout, j: int) -> np.ndarray:
+    """The pixels of box j's image mask where another box of ``layout`` stands in front of it."""
+    rest = Layout(layout.scene_prompt, tuple(b for i, b in enumerate(layout.boxes) if i != j), layout.camera)
+    return layout.box_mask(j) & np.isclose(layout.metric_depth(), rest.metric_depth())
+
+
+def visible_mask(layout: Layout, j: int, grow: int = 0) -> np.ndarray:
+    """Box j's image mask less the pixels where another box of ``layout`` stands in front of it, grown by
+    ``grow`` pixels within box j's mask (the whole mask when nothing is left: a box hidden entirely)."""
+    mask = layout.box_mask(j)
+    visible = mask & ~hidden_part(layout, j)
+    if not visible.any():
+        return mask
+    return dilate(visible, grow) & mask if grow > 0 else visible
+
+
+def dilate(mask: np.ndarray, r: int) -> np.ndarray:
+    return ndimage.binary_dilation(mask, np.ones((2 * r + 1, 2 * r + 1), bool)) if r > 0 else mask
+
+
+def changed(a: np.ndarray, b: np.ndarray, threshold: float = CHANGE_THRESHOLD) -> np.ndarray:
+    """Pixels where two uint8 images differ by more than ``threshold`` in some channel."""
+    return np.abs(a.astype(np.float32) - b.astype(np.float32)).max(-1) / 255.0 > threshold
+
+
+def new_object_pixels(
+    image: np.ndarray, before: np.ndarray, empty: np.ndarray, box_mask: np.ndarray
+) -> np.ndarray:
+    """The inserted object's pixels: changed from the stage before and from the empty scene, near its box
+    (closed, the largest blob)."""
+    region = dilate(box_mask, 1)
+    new = changed(image, before) & changed(image, empty) & region
+    return largest_blob(ndimage.binary_closing(new, np.ones((3, 3), bool)) & region)
+
+
+def kept_from_before(
+    layout: Layout, j: int, image: np.ndarray, before: np.ndarray, empty: np.ndarray
+) -> np.ndarray:
+    """The pixels box j's insert stage takes from the previous stage (bool H×W): the objects already there, less
+    what the new object may cover. ``layout`` holds the boxes so far."""
+    box = layout.box_mask(j)
+    others = np.zeros_like(box)
+    for k in range(len(layout.boxes)):
+        if k != j:
+            others |= layout.box_mask(k)
+    obj = dilate(new_object_pixels(image, before, empty, box), 1)
+    mine = box & ~hidden_part(layout, j) & (obj | ~others)
+    return changed(before, empty) & ~mine
+
+
+def paste_back(
+    layout: Layout, j: int, image: np.ndarray, before: np.ndarray, empty: np.ndarray
+) -> np.ndarray:
+    """Box j's insert stage ``image`` with the objects of the stage ``before`` it pasted back where they stay."""
+    keep = kept_from_before(layout, j, image, before, empty)
+    return np.where(keep[..., None], before, image)
