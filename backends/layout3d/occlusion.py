@@ -4,9 +4,10 @@ the stage may change — the new object's, not what stands in front of it or sho
 Latent blending works on 4×4-pixel latent cells of the embedded model (8×8 for Stable Diffusion), so a
 box inserted behind an object redraws the object in front along their border, and an object inserted in
 front of another repaints the whole of its box — the corners its object leaves open included, where the
-object behind should still show. After an insert stage is decoded, the objects already in the picture
-(the pixels where the previous stage differs from the empty scene) are pasted back from the previous
-stage, except where the new object may cover them:
+object behind should still show. After a stage is decoded, the objects already in the picture (the pixels
+where the previous stage differs from the empty scene) are pasted back from the previous stage, except
+where the edited object stood before (a change, move or removal frees its old place) and where the new
+object may cover them:
 
 * inside the new box, where no earlier box stands in front of it (box depth says which is in front),
 * and, where the new box is in front of an earlier object, only on the new object's own pixels — those
@@ -62,24 +63,27 @@ def new_object_pixels(
     return largest_blob(ndimage.binary_closing(new, np.ones((3, 3), bool)) & region)
 
 
-def kept_from_before(
-    layout: Layout, j: int, image: np.ndarray, before: np.ndarray, empty: np.ndarray
-) -> np.ndarray:
-    """The pixels box j's insert stage takes from the previous stage (bool H×W): the objects already there, less
-    what the new object may cover. ``layout`` holds the boxes so far."""
+def kept_from_before(layout: Layout, j: int | None, image: np.ndarray, before: np.ndarray, empty: np.ndarray,
+                     freed: np.ndarray | None = None) -> np.ndarray:
+    """The pixels a stage that draws box j (None: no box, a removal) takes from the stage before it (bool H×W):
+    the objects already there, less what the new object may cover and the ``freed`` pixels (where a changed,
+    moved or removed object stood). ``layout`` holds the boxes after the stage."""
+    keep = changed(before, empty)
+    if freed is not None:
+        keep &= ~freed
+    if j is None:
+        return keep
     box = layout.box_mask(j)
     others = np.zeros_like(box)
     for k in range(len(layout.boxes)):
         if k != j:
             others |= layout.box_mask(k)
     obj = dilate(new_object_pixels(image, before, empty, box), 1)
-    mine = box & ~hidden_part(layout, j) & (obj | ~others)
-    return changed(before, empty) & ~mine
+    return keep & ~(box & ~hidden_part(layout, j) & (obj | ~others))
 
 
-def paste_back(
-    layout: Layout, j: int, image: np.ndarray, before: np.ndarray, empty: np.ndarray
-) -> np.ndarray:
-    """Box j's insert stage ``image`` with the objects of the stage ``before`` it pasted back where they stay."""
-    keep = kept_from_before(layout, j, image, before, empty)
+def paste_back(layout: Layout, j: int | None, image: np.ndarray, before: np.ndarray, empty: np.ndarray,
+               freed: np.ndarray | None = None) -> np.ndarray:
+    """A stage's ``image`` with the objects of the stage ``before`` it pasted back where they stay."""
+    keep = kept_from_before(layout, j, image, before, empty, freed)
     return np.where(keep[..., None], before, image)

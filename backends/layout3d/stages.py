@@ -7,7 +7,8 @@ step), so later stages replay it instead of regenerating it:
 * **insert** box j: source = the last stage (its recorded keys/values serve DSA), box mask = the part of box j
   that no earlier box stands in front of (``insert_visible``; the reference: all of box j); the decoded
   image then gets the earlier objects pasted back wherever the new object does not cover them
-  (``paste_back``, ``occlusion``: latent cells are too coarse for the border between two objects);
+  (``paste_back``, ``occlusion``: latent cells are too coarse for the border between two objects; every
+  later stage pastes back the same way, outside the edited object's old place);
 * **change** box j's prompt, **remove** box j, **move/resize/rotate** box j: the source is the scene
   *without* object j — the current trajectory outside j's old box, and inside it the trajectory
   the object was inserted into — so nothing of the old object leaks through DSA; a move also
@@ -57,7 +58,7 @@ class StageSettings:
     # reference: the whole box, drawing over what is in front; crowded selection episodes: 0.69 vs 0.65 of boxes)
     insert_grow: int = 1  # pixels the visible part grows into what stands in front (within the new box), so a
     # thin sliver still frees a latent pixel (crowded selection episodes, all steps blended: 0.715 vs 0.688 of boxes)
-    paste_back: bool = True  # after an insert, earlier objects pasted back where the new one does not cover them
+    paste_back: bool = True  # after a stage, earlier objects pasted back where the edited one does not cover them
     # (``occlusion``; Build-A-Scene and blending only: MasaCtrl redraws the picture. Crowded selection: 0.72 vs 0.65)
 
     def validate(self) -> None:
@@ -217,9 +218,7 @@ class SceneSession:
         out = self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
                         mode=mode)
         created = {**prev.created, j: len(self.stages)}
-        image = _image(out)
-        if self.settings.paste_back and mode != "mutual":
-            image = paste_back(layout, j, image, prev.image, self.stages[0].image)
+        image = self._paste_back(layout, j, _image(out), prev.image) if mode != "mutual" else _image(out)
         obj = self._segment(out.cache, layout.boxes[j].prompt, mask, image, prev.image)
         return Stage(len(self.stages), _action("insert", j, layout), "insert", layout, image, _depth_of(out), out.cache,
                      j, mask, obj, prev.cache.latents, prev.image, created, time.perf_counter() - t0)
@@ -251,8 +250,9 @@ class SceneSession:
         mask = layout.box_mask(j)
         out = self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
                         mode="dsa", record=True)
-        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, _image(out), bg)
-        return Stage(len(self.stages), _action(kind, j, layout), kind, layout, _image(out), _depth_of(out), out.cache, j, mask,
+        image = self._paste_back(layout, j, _image(out), cur.image, self._old_place(j))
+        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, image, bg)
+        return Stage(len(self.stages), _action(kind, j, layout), kind, layout, image, _depth_of(out), out.cache, j, mask,
                      obj, source.latents, bg, {**cur.created, j: len(self.stages)}, time.perf_counter() - t0)
 
     def _remove(self, layout: Layout, j: int):
@@ -264,7 +264,8 @@ class SceneSession:
         out = self._run(layout.scene_prompt, layout, source=source,
                         box_mask=_tensor(np.zeros_like(old_mask)), mode="blend")
         created = {(i if i < j else i - 1): s for i, s in cur.created.items() if i != j}
-        return Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, _image(out), _depth_of(out),
+        image = self._paste_back(layout, None, _image(out), cur.image, self._old_place(j))
+        return Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, image, _depth_of(out),
                      out.cache, None, old_mask, None, source.latents, bg, created, time.perf_counter() - t0)
 
     def _move(self, layout: Layout, j: int):
@@ -289,9 +290,22 @@ class SceneSession:
         dsa = replace(s.dsa, blend_sattn=s.dsa.blend_sattn or s.move_blend_sattn)
         out = self._run(new_box.prompt, layout, dsa=dsa, depth=depth, source=source, box_mask=_tensor(new_mask),
                         mode="dsa", copy_latents=inverted, copy_mask=_tensor(warped))
-        return Stage(len(self.stages), _action("move", j, layout), "move", layout, _image(out), _depth_of(out), out.cache, j,
+        image = self._paste_back(layout, j, _image(out), cur.image, self._old_place(j))
+        return Stage(len(self.stages), _action("move", j, layout), "move", layout, image, _depth_of(out), out.cache, j,
                      new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
                      time.perf_counter() - t0)
+
+    def _old_place(self, j: int) -> np.ndarray:
+        """The pixels ``_without(j)`` frees: box j's old mask grown by the pixels of its latent hole."""
+        scale = self.size // self.noise.shape[-1]
+        return dilate(self.last.layout.box_mask(j), 2 + scale * max(0, self.settings.hole_dilation))
+
+    def _paste_back(self, layout: Layout, j: int | None, image: np.ndarray, before: np.ndarray,
+                    freed: np.ndarray | None = None) -> np.ndarray:
+        """``image`` with the objects of ``before`` pasted back where this stage leaves them (``occlusion``)."""
+        if not self.settings.paste_back:
+            return image
+        return paste_back(layout, j, image, before, self.stages[0].image, freed)
 
     def _segment(self, cache: StageCache, prompt: str, box_mask, image, before) -> np.ndarray:
         try:

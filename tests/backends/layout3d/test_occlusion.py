@@ -75,3 +75,13 @@ def test_the_first_insert_keeps_its_whole_image():
     image = empty.copy()
     image[:, :32] = 10
     assert not kept_from_before(layout, 0, image, empty, empty).any()
+
+
+def test_a_removal_pastes_back_the_other_objects_but_not_the_removed_ones_old_place():
+    layout, empty, before, image, obj0, obj1, _ = _scene(NEAR, FAR)
+    before[obj1 & ~obj0] = (30, 30, 230)  # both objects stand in the picture before the removal
+    freed = dilate(layout.box_mask(1), 2)  # box 2's object is taken out
+    after = Layout(layout.scene_prompt, layout.boxes[:1], layout.camera)
+    keep = kept_from_before(after, None, image, before, empty, freed)
+    assert keep[obj0 & ~freed].all() and obj0[~freed].sum() > 20  # the near object is kept exactly
+    assert not keep[freed].any()  # where the far one stood, the stage's own pixels
