@@ -28,6 +28,11 @@ MATCH_DISTANCE = 0.05
 CHANGE_THRESHOLD = 0.08
 
 
+def changed(a: np.ndarray, b: np.ndarray, threshold: float = CHANGE_THRESHOLD) -> np.ndarray:
+    """Pixels where two uint8 images differ by more than ``threshold`` in some channel."""
+    return np.abs(a.astype(np.float32) - b.astype(np.float32)).max(-1) / 255.0 > threshold
+
+
 def largest_blob(mask: np.ndarray) -> np.ndarray:
     labels, n = ndimage.label(mask)
     if n == 0:
@@ -45,13 +50,13 @@ def segment_object(attn_map: np.ndarray, box_mask: np.ndarray, image: np.ndarray
     blob = largest_blob(m)
     if image is None or before is None:
         return blob if blob.any() else box_mask.copy()
-    changed = np.abs(image.astype(np.float32) - before.astype(np.float32)).max(-1) / 255.0 > CHANGE_THRESHOLD
+    diff = changed(image, before)
     area = blob if blob.any() else region
     ys, xs = np.nonzero(area)
     pad = 2
     win = np.zeros_like(area)
     win[max(0, ys.min() - pad):ys.max() + pad + 1, max(0, xs.min() - pad):xs.max() + pad + 1] = True
-    obj = largest_blob(ndimage.binary_closing(changed & win & region, np.ones((3, 3), bool)))
+    obj = largest_blob(ndimage.binary_closing(diff & win & region, np.ones((3, 3), bool)))
     return obj if obj.sum() >= 4 else (blob if blob.any() else box_mask.copy())
 
 
