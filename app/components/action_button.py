@@ -27,6 +27,7 @@ from .errors import user_errors
 from .failures import listen
 from .longwork import CANCELS, stream
 
+NOTHING_RUNNING = "Nothing is running."
 STOPPED = "Stopped by the user: this run made no new results; what is shown below (if anything) is the previous run's."
 _SESSION: contextvars.ContextVar[str] = contextvars.ContextVar("action_session", default="anonymous")
 
@@ -143,12 +144,30 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
 def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.components.Component,
               api_name: str | None = None) -> None:
     """``stop`` cancels this session's running ``action`` — or any of several (one Stop for a tab's actions) —
-    unqueued: it never waits behind the work."""
+    unqueued: it never waits behind the work.
+
+    A Stop that finds nothing running leaves the status as it is (the run's result, or its own "Stopped by the
+    user", stays on screen) and says so in a toast: a late second press must not erase what the run reported.
+    The API (``api_name``, default ``<capability>_stop``) answers in words either way.
+    """
     actions = list(action) if isinstance(action, list | tuple) else [action]
 
-    def on_stop(request: gr.Request) -> str:
+    def stop_running(request: gr.Request) -> str:
         stopped = [a.name for a in actions if CANCELS.cancel(request, a.name)]
-        return "Stopping…" if stopped else "Nothing is running."
+        return "Stopping…" if stopped else NOTHING_RUNNING
 
-    on_stop.__name__ = f"on_{actions[0].name}_stop"
-    stop.click(on_stop, outputs=status, api_name=api_name or f"{actions[0].capability}_stop", queue=False)
+    def on_stop_click(request: gr.Request):
+        said = stop_running(request)
+        if said == NOTHING_RUNNING:
+            gr.Info(NOTHING_RUNNING)
+            return gr.update()
+        return said
+
+    name = api_name or f"{actions[0].capability}_stop"
+    stop_running.__name__ = f"on_{actions[0].name}_stop"
+    stop_running.__doc__ = f"Stop this session's running {' / '.join(a.name for a in actions)}: 'Stopping…' or " \
+                           f"'{NOTHING_RUNNING}'"
+    on_stop_click.__name__ = f"on_{actions[0].name}_stop_click"
+    # queued (toasts need the queue) but on no concurrency group, so it never waits behind the work
+    stop.click(on_stop_click, outputs=status, api_visibility="private", concurrency_limit=None, show_progress="hidden")
+    gr.api(stop_running, api_name=name, queue=False)

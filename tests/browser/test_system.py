@@ -31,6 +31,10 @@ def test_speed_test_runs_and_stop_stops_it(page):
     page.locator("#speed-run").click()
     result = page.locator("#speed-result")
     expect(result).to_contain_text("GFLOP/s", timeout=60_000)
+    # a Stop after the run ended keeps its result on screen and says, in a toast, that nothing runs
+    page.locator("#speed-stop").click()
+    expect(page.get_by_text("Nothing is running.")).to_be_visible(timeout=10_000)
+    expect(result).to_contain_text("GFLOP/s")
 
     # a long run, then Stop: the result says it stopped, well before it could have finished
     for field, value in (("#speed-size", "2048"), ("#speed-repeats", "200")):  # each committed (Enter), checked:
