@@ -122,6 +122,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
                     yield row(text, rest=rest)
         except Cancelled:
             text, *rest = _in_session(request, stopped, req) if callable(stopped) else (stopped, *keep)
+            CANCELS.finish(request, action.name, token)  # before it is shown: a later Stop finds nothing running
             yield row(text, rest=rest)
         finally:
             CANCELS.finish(request, action.name, token)
