@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -31,7 +31,7 @@ from backends.common.errors import InputError
 from backends.common.progress import CancelToken, Report, step_callback
 
 from .attention import DSAConfig, cross_attention_map
-from .layout import Layout
+from .layout import Box, Layout
 from .move import match_boxes, segment_object, warp_object
 from .occlusion import dilate, paste_back, visible_mask
 from .pipeline import BuildASceneOutput, BuildAScenePipeline, StageCache, to_uint8
@@ -140,21 +140,22 @@ class SceneSession:
         cur = self.last.layout
         if layout.scene_prompt != cur.scene_prompt:
             raise InputError("The scene prompt changed: start a new scene (Generate) to change the empty scene.")
+        deleted, kept = align_boxes(cur.boxes, layout.boxes)
         steps, boxes = [], list(cur.boxes)
-        for j in range(min(len(boxes), len(layout.boxes))):
+        for i in sorted(deleted, reverse=True):  # first what goes (from the end: the other indices stay valid)
+            del boxes[i]
+            steps.append(("remove", i, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
+        for j in range(kept):  # then what stays and changes: what is left are the new layout's first boxes
             old, new = boxes[j], layout.boxes[j]
             if old == new:
                 continue
-            kind = "change" if (old.center, old.size, old.yaw_deg) == (new.center, new.size, new.yaw_deg) else "move"
+            kind = "change" if _geometry(old) == _geometry(new) else "move"
             if kind == "move" and old.prompt != new.prompt:
                 boxes[j] = replace(old, prompt=new.prompt)
                 steps.append(("change", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
             boxes[j] = new
             steps.append((kind, j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
-        for j in range(len(boxes) - 1, len(layout.boxes) - 1, -1):  # removed boxes, from the end
-            del boxes[j]
-            steps.append(("remove", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
-        for j in range(len(boxes), len(layout.boxes)):
+        for j in range(kept, len(layout.boxes)):  # then the new boxes, at the end
             boxes.append(layout.boxes[j])
             steps.append(("insert", j, Layout(cur.scene_prompt, tuple(boxes), layout.camera)))
         return steps
@@ -250,10 +251,11 @@ class SceneSession:
         cur = self.last
         source, bg = self._source_without(j)
         mask = layout.box_mask(j)
-        out = self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
-                        mode="dsa", record=True)
+        drawn = self._run(layout.boxes[j].prompt, layout, source=source, box_mask=_tensor(mask),
+                          mode="dsa", record=True)
+        out = self._redraw_uncovered(layout, drawn, self._old_place(j), cur.created, cur.created[j], skip=j)
         image = self._paste_back(layout, j, _image(out), cur.image, self._old_place(j))
-        obj = self._segment(out.cache, layout.boxes[j].prompt, mask, image, bg)
+        obj = self._segment(drawn.cache, layout.boxes[j].prompt, mask, image, bg)  # box j's own cross-attention
         return Stage(len(self.stages), _action(kind, j, layout), kind, layout, image, _depth_of(out), out.cache, j, mask,
                      obj, source.latents, bg, {**cur.created, j: len(self.stages)}, time.perf_counter() - t0)
 
@@ -266,6 +268,7 @@ class SceneSession:
         out = self._run(layout.scene_prompt, layout, source=source,
                         box_mask=_tensor(np.zeros_like(old_mask)), mode="blend")
         created = {(i if i < j else i - 1): s for i, s in cur.created.items() if i != j}
+        out = self._redraw_uncovered(layout, out, self._old_place(j), created, cur.created[j])
         image = self._paste_back(layout, None, _image(out), cur.image, self._old_place(j))
         return Stage(len(self.stages), _action("remove", j, cur.layout), "remove", layout, image, _depth_of(out),
                      out.cache, None, old_mask, None, source.latents, bg, created, time.perf_counter() - t0)
@@ -292,10 +295,25 @@ class SceneSession:
         dsa = replace(s.dsa, blend_sattn=s.dsa.blend_sattn or s.move_blend_sattn)
         out = self._run(new_box.prompt, layout, dsa=dsa, depth=depth, source=source, box_mask=_tensor(new_mask),
                         mode="dsa", copy_latents=inverted, copy_mask=_tensor(warped))
+        out = self._redraw_uncovered(layout, out, self._old_place(j), cur.created, cur.created[j], skip=j)
         image = self._paste_back(layout, j, _image(out), cur.image, self._old_place(j))
         return Stage(len(self.stages), _action("move", j, layout), "move", layout, image, _depth_of(out), out.cache, j,
                      new_mask, warped, source.latents, bg, {**cur.created, j: len(self.stages)},
                      time.perf_counter() - t0)
+
+    def _redraw_uncovered(self, layout: Layout, out: BuildASceneOutput, freed: np.ndarray, created: dict[int, int],
+                          since: int, skip: int | None = None) -> BuildASceneOutput:
+        """Objects added after stage ``since`` (so never in the trajectory that refills a freed place) that the
+        freed place now shows: each is drawn again there, in its box's part of that place, one DSA pass each
+        on the stage so far. Without it a removed front object leaves a hole in the object behind it."""
+        for k in sorted(created, key=created.get):
+            if k == skip or created[k] <= since:
+                continue
+            region = visible_mask(layout, k) & freed
+            if region.sum() < 4:
+                continue
+            out = self._run(layout.boxes[k].prompt, layout, source=out.cache, box_mask=_tensor(region), mode="dsa")
+        return out
 
     def _old_place(self, j: int) -> np.ndarray:
         """The pixels ``_without(j)`` frees: box j's old mask grown by the pixels of its latent hole."""
@@ -336,3 +354,52 @@ def _action(kind: str, j: int | None, layout: Layout) -> str:
     verb = {"insert": "insert", "change": "change", "move": "move", "remove": "remove"}[kind]
     prompt = layout.boxes[j].prompt if j is not None and j < len(layout.boxes) else ""
     return f"{verb} box {j + 1}" + (f": {prompt}" if prompt and kind != "remove" else "")
+
+
+def _geometry(box: Box) -> tuple:
+    return box.center, box.size, box.yaw_deg
+
+
+def _edit_stages(old: Box, new: Box) -> int:
+    """Stages that turn ``old`` into ``new``: a change (prompt), a move (geometry), both, or none."""
+    return int(old.prompt != new.prompt) + int(_geometry(old) != _geometry(new))
+
+
+def align_boxes(cur: Sequence[Box], new: Sequence[Box]) -> tuple[list[int], int]:
+    """Which current box each box of the new layout continues, as the fewest stages reach it.
+
+    Boxes have no names: the editor's Delete takes a box out of the list, so the boxes after it move up one
+    place. Matching by place would turn "delete box 1 of 3" into re-prompting and moving boxes 2 and 3 into
+    the places before them. Here the current boxes are matched in order to a prefix of the new ones
+    (deleting any of them costs one stage; a match costs its change and move stages; the new boxes after the
+    prefix are inserted, one stage each), with the fewest stages and, among those, the fewest boxes that
+    change place in the list (so a same-length edit matches box by box, as before).
+
+    Returns (the deleted current indices, from the last; how many leading new boxes the current boxes left
+    after the deletions become, in order — the new boxes after them are inserted).
+    """
+    n, m = len(cur), len(new)
+    inf = (1 << 30, 1 << 30)
+    best = [[inf] * (m + 1) for _ in range(n + 1)]  # best[i][k]: (stages, shifts) aligning cur[:i] with new[:k]
+    step = [[None] * (m + 1) for _ in range(n + 1)]
+    best[0][0] = (0, 0)
+    for i in range(1, n + 1):
+        for k in range(0, min(i, m) + 1):
+            options = []
+            if k and best[i - 1][k - 1] != inf:
+                s, d = best[i - 1][k - 1]
+                options.append(((s + _edit_stages(cur[i - 1], new[k - 1]), d + abs(i - k)), "match"))
+            if best[i - 1][k] != inf:
+                s, d = best[i - 1][k]
+                options.append(((s + 1, d), "delete"))
+            if options:
+                best[i][k], step[i][k] = min(options, key=lambda o: o[0])
+    kept = min(range(min(n, m) + 1), key=lambda k: (best[n][k][0] + m - k, best[n][k][1], -k))
+    deleted, i, k = [], n, kept
+    while i:
+        if step[i][k] == "match":
+            k -= 1
+        else:
+            deleted.append(i - 1)
+        i -= 1
+    return deleted, kept

@@ -93,6 +93,41 @@ def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
     assert psnr(before, after, layout.box_mask(1)) < 30.0  # and the moved one did change
 
 
+def test_delete_the_first_box_is_one_removal_and_the_others_stay(page):
+    """Delete box 1 of 2 in the editor, then Next stage: one stage that removes it (box 2 moves up in the list;
+    it is not re-prompted or moved into box 1's place), and box 2's object is kept."""
+    open_tab(page)
+    set_json(page, {"scene_prompt": SCENE, "boxes": []})
+    add_box(page, "a red cube")
+    add_box(page, "a yellow sphere")
+    expect(page.locator("#l3d-table")).to_contain_text("a yellow sphere", timeout=60_000)
+    boxes = layout_json(page)["boxes"]
+    steps = page.locator("#l3d-steps input[type=number]")
+    steps.fill("8")
+    steps.press("Enter")
+    page.locator("#l3d-generate").click()
+    status = page.locator("#l3d-status")
+    expect(status).to_contain_text("Stage 2: insert box 2", timeout=180_000)
+    before = np.asarray(Image.open(io.BytesIO(download(page, "stage02.png"))).convert("RGB"))
+
+    first = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(0)")
+    page.mouse.click(first["x"], first["y"])
+    page.locator("#l3d-editor [data-act=delete]").click()
+    expect(page.locator("#l3d-table")).not_to_contain_text("a red cube", timeout=30_000)
+    assert layout_json(page)["boxes"] == boxes[1:]
+
+    page.locator("#l3d-next").click()
+    expect(status).to_contain_text("Stage 3: remove box 1", timeout=180_000)
+    expect(page.locator("#l3d-history img")).to_have_count(4)
+    layout = Layout.from_json(download(page, "stage03_layout.json").decode())
+    assert [b.prompt for b in layout.boxes] == ["a yellow sphere"]
+    after = np.asarray(Image.open(io.BytesIO(download(page, "stage03.png"))).convert("RGB"))
+    old = Layout.from_json(json.dumps({"scene_prompt": SCENE, "boxes": boxes}), layout.camera)
+    keep = layout.box_mask(0) & ~ndimage.binary_dilation(old.box_mask(0), iterations=8)  # box 2, away from box 1
+    assert keep.sum() > 20
+    assert psnr(before, after, keep) >= 30.0
+
+
 def test_bad_layout_json_shows_a_message_and_keeps_the_editor(page):
     open_tab(page)
     good = layout_json(page)

@@ -32,7 +32,7 @@ def test_generate_makes_the_empty_scene_then_one_stage_per_box(session):
 def test_plan_has_one_change_per_stage(session):
     moved = box_on_floor("a red cube", -0.4, 0.8, (0.7, 0.7, 0.7))
     plan = session.plan(Layout(SCENE, (moved.__class__("a green cone", moved.center, moved.size, 0.0),)))
-    assert [k for k, _, _ in plan] == ["change", "move", "remove"]
+    assert [k for k, _, _ in plan] == ["remove", "change", "move"]  # what goes first, then what stays changes
     with pytest.raises(InputError, match="Nothing changed"):
         session.edit(session.last.layout)
     with pytest.raises(InputError, match="scene prompt changed"):
@@ -80,14 +80,29 @@ def test_settings_are_validated():
 def test_remove_and_change(session):
     before = session.last
     out = session.edit(Layout(SCENE, (A.__class__("a green cone", A.center, A.size, A.yaw_deg),)))
-    assert [st.kind for st in out] == ["change", "remove"]
-    change, remove = out
-    assert change.created == {0: 3, 1: 2} and remove.created == {0: 3} and len(remove.layout.boxes) == 1
+    assert [st.kind for st in out] == ["remove", "change"]
+    remove, change = out
+    assert remove.created == {0: 1} and change.created == {0: 4} and len(remove.layout.boxes) == 1
     # removing blends the scene-without-the-object everywhere for the blended steps
     for i in range(3):
         assert torch.allclose(remove.cache.latents[i], remove.source_latents[i], atol=1e-6)
     gone = before.layout.box_mask(1)
     assert np.abs(remove.image[gone].astype(int) - before.image[gone].astype(int)).mean() > 1.0
+    session.go_back(2)
+
+
+def test_deleting_a_box_that_is_not_the_last_removes_it_and_leaves_the_others_alone(session):
+    """The editor's Delete takes box 1 out of the list, so box 2 becomes box 1: one removal, not a re-prompt and
+    move of box 2 into box 1's place and a removal of the last box."""
+    C = box_on_floor("a green cone", 0.0, 2.0, (0.5, 0.5, 0.5))
+    assert [k for k, _, _ in session.plan(Layout(SCENE, (B,)))] == ["remove"]
+    session.edit(Layout(SCENE, (A, B, C)))
+    before = session.last
+    plan = session.plan(Layout(SCENE, (A, C, box_on_floor("a pink torus", 1.0, 0.4, (0.4, 0.4, 0.4)))))
+    assert [(k, j) for k, j, _ in plan] == [("remove", 1), ("insert", 2)]
+    out = session.edit(Layout(SCENE, (A, C)))
+    assert [st.kind for st in out] == ["remove"] and out[0].action == "remove box 2"
+    assert out[0].layout.boxes == (A, C) and out[0].created == {0: before.created[0], 1: before.created[2]}
     session.go_back(2)
 
 
