@@ -108,6 +108,7 @@ class SceneSession:
         self.request = None  # the SceneRequest whose model and settings these are (set by the service)
         self.preview_every = PREVIEW_EVERY  # decode x̂0 for a preview every this many steps (and the last)
         self._on_step: Callable | None = None  # the running stage's callback_on_step_end
+        self._redraw_step: Callable | None = None  # the same, for its passes that draw uncovered objects again
         self.device = str(pipe.device)  # said by results and cards, also of a copy without the model
 
     @property
@@ -119,7 +120,7 @@ class SceneSession:
         a stage run on it, stopped or failed, leaves this one as it was."""
         other = copy.copy(self)
         other.stages = list(self.stages)
-        other._on_step = None
+        other._on_step = other._redraw_step = None
         return other
 
     def go_back(self, index: int) -> Stage:
@@ -177,11 +178,13 @@ class SceneSession:
                     cancel.raise_if_cancelled()
                 self._on_step = self._callback(_action(kind, j, target), k / len(plan), (k + 1) / len(plan),
                                                report, cancel)
+                self._redraw_step = self._callback(f"{_action(kind, j, target)}, drawing the objects it uncovers",
+                                                   (k + 1) / len(plan), (k + 1) / len(plan), report, cancel)
                 stage = getattr(self, f"_{kind}")(target, j)
                 self.stages.append(stage)
                 new.append(stage)
         finally:
-            self._on_step = None
+            self._on_step = self._redraw_step = None
         return new
 
     def _callback(self, label: str, lo: float, hi: float, report: Report | None, cancel: CancelToken | None):
@@ -312,7 +315,11 @@ class SceneSession:
             region = visible_mask(layout, k) & freed
             if region.sum() < 4:
                 continue
-            out = self._run(layout.boxes[k].prompt, layout, source=out.cache, box_mask=_tensor(region), mode="dsa")
+            stage_step, self._on_step = self._on_step, self._redraw_step  # progress stays at the stage's end
+            try:
+                out = self._run(layout.boxes[k].prompt, layout, source=out.cache, box_mask=_tensor(region), mode="dsa")
+            finally:
+                self._on_step = stage_step
         return out
 
     def _old_place(self, j: int) -> np.ndarray:

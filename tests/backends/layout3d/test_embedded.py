@@ -168,8 +168,11 @@ def test_removing_a_front_object_completes_the_object_added_behind_it_later(pipe
     both, only_far = Layout(ROOMS[0].prompt, (near, far)), Layout(ROOMS[0].prompt, (far,))
     s = SceneSession(pipe, StageSettings(num_inference_steps=20, guidance_scale=5.0, seed=3, blend_fraction=0.95), 64)
     empty, _, before = s.edit(both)
-    out = s.edit(only_far)
+    events = []
+    out = s.edit(only_far, events.append)
     assert [st.kind for st in out] == ["remove"]
+    fractions = [e.fraction for e in events]  # the extra pass reports at the stage's end: never backwards
+    assert fractions == sorted(fractions) and "drawing the objects it uncovers" in events[-1].message
     hidden = both.box_mask(0) & only_far.box_mask(0) & ~visible_mask(both, 1)
     shown = visible_mask(both, 1) & changed(before.image, empty.image) & ~dilate(both.box_mask(0), 8)  # not freed
     assert hidden.sum() > 50 and shown.sum() > 8
