@@ -48,7 +48,8 @@ def download(page, name: str) -> bytes:
     return page.request.get(href).body()
 
 
-def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
+def generate_two_boxes(page) -> tuple[list[dict], np.ndarray]:
+    """Add a red cube and a yellow sphere in the editor and Generate at 8 steps: (the boxes, the stage-2 image)."""
     open_tab(page)
     set_json(page, {"scene_prompt": SCENE, "boxes": []})
     add_box(page, "a red cube")
@@ -59,11 +60,14 @@ def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
     steps = page.locator("#l3d-steps input[type=number]")
     steps.fill("8")
     steps.press("Enter")
-
     page.locator("#l3d-generate").click()
+    expect(page.locator("#l3d-status")).to_contain_text("Stage 2: insert box 2", timeout=180_000)
+    return boxes, np.asarray(Image.open(io.BytesIO(download(page, "stage02.png"))).convert("RGB"))
+
+
+def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
+    boxes, before = generate_two_boxes(page)
     status = page.locator("#l3d-status")
-    expect(status).to_contain_text("Stage 2: insert box 2", timeout=180_000)
-    before = np.asarray(Image.open(io.BytesIO(download(page, "stage02.png"))).convert("RGB"))
 
     # drag box 2 across the floor, towards the camera and the middle; box 1 is clicked first so that the
     # gizmo (on box 2 since it was added) does not catch the drag and move it along one axis only
@@ -96,20 +100,8 @@ def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
 def test_delete_the_first_box_is_one_removal_and_the_others_stay(page):
     """Delete box 1 of 2 in the editor, then Next stage: one stage that removes it (box 2 moves up in the list;
     it is not re-prompted or moved into box 1's place), and box 2's object is kept."""
-    open_tab(page)
-    set_json(page, {"scene_prompt": SCENE, "boxes": []})
-    add_box(page, "a red cube")
-    add_box(page, "a yellow sphere")
-    expect(page.locator("#l3d-table")).to_contain_text("a yellow sphere", timeout=60_000)
-    boxes = layout_json(page)["boxes"]
-    steps = page.locator("#l3d-steps input[type=number]")
-    steps.fill("8")
-    steps.press("Enter")
-    page.locator("#l3d-generate").click()
+    boxes, before = generate_two_boxes(page)
     status = page.locator("#l3d-status")
-    expect(status).to_contain_text("Stage 2: insert box 2", timeout=180_000)
-    before = np.asarray(Image.open(io.BytesIO(download(page, "stage02.png"))).convert("RGB"))
-
     first = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(0)")
     page.mouse.click(first["x"], first["y"])
     page.locator("#l3d-editor [data-act=delete]").click()
