@@ -26,15 +26,15 @@ from backends.videodepth.loading import load_folder, load_model
 from backends.videodepth.longvideo import stream_depth
 from backends.videodepth.metrics import evaluate_clip
 from bench.report import markdown_table
-from bench.videodepth import smooth
+from bench.videodepth import paired, smooth
 
 ROOT = Path(__file__).resolve().parents[1]
 SELECTION = range(32, 40)  # the bench scores clips 0–31
 
 
 def score(pipe, steps: tuple[int, ...], windows: tuple[tuple[int, int], ...], data_dir: Path,
-          selection: range = SELECTION) -> dict[str, dict]:
-    """Mean AbsRel / δ1 / TAE per setting over ``selection``; ``per_clip`` keeps each clip's scores (paired tests)."""
+          selection: range = SELECTION) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """Mean AbsRel / δ1 / TAE per setting over ``selection``, and each clip's scores per setting (paired tests)."""
     if selection.start < SELECTION.start:
         raise ValueError(f"selection clips start at {SELECTION.start}: the bench scores the ones before")
     clips = cached_clips("eval", data_dir, selection.stop, workers=1)
@@ -52,16 +52,9 @@ def score(pipe, steps: tuple[int, ...], windows: tuple[tuple[int, int], ...], da
             for name, pred in preds.items():
                 rows.setdefault(name, []).append(evaluate_clip(pred, depth, *gt))
         print(f"clip {c} done", flush=True)
-    return {name: {**{k: float(np.nanmean([r[k] for r in rs])) for k in ("absrel", "delta1", "tae")},
-                   "per_clip": {k: [float(r[k]) for r in rs] for k in ("absrel", "delta1", "tae")}}
-            for name, rs in rows.items()}
-
-
-def paired(ours: list[float], base: list[float]) -> str:
-    """Mean difference ± 95% half-width (normal approximation) and on how many clips ``ours`` is lower."""
-    d = np.asarray(ours) - np.asarray(base)
-    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    return f"{d.mean():+.5f} ± {half:.5f} (lower on {int((d < 0).sum())}/{len(d)})"
+    means = {name: {k: float(np.nanmean([r[k] for r in rs])) for k in ("absrel", "delta1", "tae")}
+             for name, rs in rows.items()}
+    return means, rows
 
 
 def main(argv=None) -> int:
@@ -80,19 +73,21 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     start, stop = (int(x) for x in args.clips.split(":"))
     selection = range(start, stop)
-    res = score(pipe, steps, windows, args.data_dir, selection)
+    res, rows = score(pipe, steps, windows, args.data_dir, selection)
     print(markdown_table(["setting", "AbsRel ↓", "δ1 ↑", "TAE ↓"],
                          [[k, f"{v['absrel']:.5f}", f"{v['delta1']:.4f}", f"{v['tae']:.5f}"] for k, v in res.items()]))
-    for s in steps:  # each window setting against frame by frame + smoothing, paired per clip
-        base = res[f"frame by frame + smoothing, {s} step(s)"]["per_clip"]
+    diffs = {}
+    for s in steps:  # each window setting against frame by frame + smoothing, paired per clip (as the bench does)
         for w, o in windows:
-            ours = res[f"windows of {w} (overlap {o}), {s} step(s)"]["per_clip"]
-            print(f"windows of {w}, {s} step(s) minus smoothed: " + ", ".join(
-                f"{k} {paired(ours[k], base[k])}" for k in ("absrel", "delta1", "tae")))
+            name = f"windows of {w} (overlap {o}), {s} step(s)"
+            diffs[name] = paired(rows, name, f"frame by frame + smoothing, {s} step(s)")
+            print(f"{name} minus smoothed: " + ", ".join(
+                f"{k} {d['mean']:+.5f} ± {d['ci95']:.5f} (better on {d['better_on']}/{d['clips']})"
+                for k, d in diffs[name].items()))
     print(f"{len(selection)} selection clips, {(time.perf_counter() - started) / 60:.1f} minutes")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"clips": list(selection), "results": res}, indent=1))
+        args.out.write_text(json.dumps({"clips": list(selection), "results": res, "minus_smoothed": diffs}, indent=1))
     return 0
 
 
