@@ -153,16 +153,17 @@ def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.com
     """
     actions = list(action) if isinstance(action, list | tuple) else [action]
 
+    def cancel(request: gr.Request) -> bool:
+        return any([CANCELS.cancel(request, a.name) for a in actions])  # a list: every action is cancelled
+
     def stop_running(request: gr.Request) -> str:
-        stopped = [a.name for a in actions if CANCELS.cancel(request, a.name)]
-        return "Stopping…" if stopped else NOTHING_RUNNING
+        return "Stopping…" if cancel(request) else NOTHING_RUNNING
 
     def on_stop_click(request: gr.Request):
-        said = stop_running(request)
-        if said == NOTHING_RUNNING:
-            gr.Info(NOTHING_RUNNING)
-            return gr.update()
-        return said
+        if cancel(request):
+            return "Stopping…"
+        gr.Info(NOTHING_RUNNING)
+        return gr.update()
 
     name = api_name or f"{actions[0].capability}_stop"
     stop_running.__name__ = f"on_{actions[0].name}_stop"
