@@ -422,9 +422,11 @@ def wire_history(ui: SimpleNamespace) -> None:
     ui.history.select(on_select, outputs=ui.back_idx, api_visibility="private", queue=False)
     listen(ui.back_btn.click, on_back_ask, status=ui.status, inputs=[ui.back_idx, ui.scene_key],
            outputs=[ui.confirm_box, ui.confirm_md], api_visibility="private", **light)
-    listen(ui.confirm_btn.click, on_back, status=ui.status, inputs=[ui.back_idx, ui.show_masks, ui.scene_key],
-           outputs=[ui.layout_json, ui.image, ui.history, ui.status, ui.summary, ui.files, ui.confirm_box],
-           api_name="layout3d_go_back", **light)
+    back = listen(ui.confirm_btn.click, on_back, status=ui.status, inputs=[ui.back_idx, ui.show_masks, ui.scene_key],
+                  outputs=[ui.layout_json, ui.image, ui.history, ui.status, ui.summary, ui.files, ui.confirm_box],
+                  api_name="layout3d_go_back", **light)
+    # the step preview showed a discarded stage's last step: cleared, so nothing on the page is from them
+    back.success(lambda: None, outputs=ui.preview, queue=False, show_progress="hidden", api_visibility="private")
     ui.cancel_btn.click(lambda: gr.update(visible=False), outputs=ui.confirm_box, api_visibility="private",
                         queue=False)
     ui.show_masks.change(on_masks, inputs=[ui.show_masks, ui.scene_key], outputs=ui.image, api_name="layout3d_masks",

@@ -190,10 +190,12 @@ def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
     page.locator("#l3d-back-no").click()
     expect(page.locator("#l3d-back-question")).to_be_hidden()
     expect(page.locator("#l3d-history img")).to_have_count(2)  # nothing was discarded
+    expect(page.locator("#l3d-preview img")).to_be_visible()  # the discarded stage's last step
     page.locator("#l3d-back").click()
     page.locator("#l3d-back-yes").click()
     expect(page.locator("#l3d-history img")).to_have_count(1, timeout=30_000)
     expect(page.locator("#l3d-status")).to_contain_text("Stage 0")
+    expect(page.locator("#l3d-preview img")).to_have_count(0)  # nothing on the page is from a discarded stage
 
 
 def _footprints_apart(a: dict, b: dict) -> bool:
