@@ -19,7 +19,7 @@ from backends.common.errors import InputError
 from backends.common.seeding import check_seed
 
 from .models import DEFAULT_BLOCK_LIST, DEFAULT_MODEL, MODEL_CHOICES, PRESETS, Preset
-from .networks import ALPHABET, MAX_LETTERS, PROMPT_WORDS
+from .networks import ALPHABET, MAX_LETTERS, MIN_LETTERS, PROMPT_WORDS
 
 DEFAULT_TEMPLATE = "a sign that says"
 MAX_TEMPLATE_CHARS = 80
@@ -39,9 +39,10 @@ class TextRules:
     max_chars: int
     ocr_detect: bool  # run the OCR's text detector (the text is not the whole image)
     case_insensitive: bool = True
+    min_chars: int = 1  # shorter words than it was trained on come out as some other word
 
 
-EMBEDDED_RULES = TextRules(ALPHABET, MAX_LETTERS, ocr_detect=False)
+EMBEDDED_RULES = TextRules(ALPHABET, MAX_LETTERS, ocr_detect=False, min_chars=MIN_LETTERS)
 PUBLISHED_RULES = TextRules(PRINTABLE, 40, ocr_detect=True, case_insensitive=False)
 
 
@@ -59,6 +60,10 @@ def check_text(text: str, model: str, what: str = "The text") -> str:
     text = text.strip()
     if len(text) > rules.max_chars:
         raise InputError(f"{what} has {len(text)} characters; this model writes at most {rules.max_chars}.")
+    if len(text) < rules.min_chars:
+        raise InputError(f"{what} has {len(text)} character(s); this model writes words of at least "
+                         f"{rules.min_chars} (it was trained on {rules.min_chars}–{rules.max_chars} letters, "
+                         "and a shorter word comes out as another one).")
     if '"' in text:
         raise InputError(f"{what} cannot contain double quotes (they delimit the text in the prompt).")
     probe = text.lower() if rules.case_insensitive else text

@@ -51,6 +51,7 @@ def test_generate_streams_previews_and_reads_the_image(tiny_model, tmp_path):
     (dict(text=""), "empty"),
     (dict(text="   "), "empty"),
     (dict(text="abcdefghijk"), "at most 8"),
+    (dict(text="ab"), "at least 3"),
     (dict(text="héllo"), "cannot write: 'é'"),
     (dict(text="c4t"), "cannot write: '4'"),
     (dict(text='a"b'), "double quotes"),
