@@ -22,7 +22,7 @@ SPECS = [
             "model_index.json": "455d0118b012206cbb1547ffdf0437eaa592279a3c2c54b68da2297fbaa7e2d1",
             "scheduler/scheduler_config.json": "b551508c7fc8a1b675c87458fcb5ea64d2b1e3e8492e765f2db8c71f67c7b0c9",
             "unet/config.json": "f5748cad966db30d26999f488f6b93e3dd14dcdc33ff0fcbe35ba241ab9dda09",
-            "unet/diffusion_pytorch_model.safetensors": "322e75bdfde75d9aa280bd12cafaf2f94970e0d67f1c31553a48247962ab8ea7",
+            "unet/diffusion_pytorch_model.safetensors": "a1dc07b2ae24433beeb5cba12aa793d60d19e0b79165c5ce8864a57fae32e577",
             "unet_interp/config.json": "fecb6391f412d7a5536db57685a7caee24408e8b2a45200faccb41e8a49a3980",
             "unet_interp/diffusion_pytorch_model.safetensors": "2740a1f7a5d07cbe0348c0853b164f9316d2612c5e55341e71a4da361e314931",
             "vae/config.json": "9615095806c13c3da35280d6313e82170456830d1c06510f27cf975eaa19f266",
