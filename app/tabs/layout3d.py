@@ -256,9 +256,11 @@ def on_back_ask(idx, key):
     later = len(session.stages) - 1 - int(idx)
     if later == 0:
         raise InputError(f"Stage {int(idx)} is already the last stage.")
-    question = (f"Going back to stage {int(idx)} discards the {later} later stage(s) "
-                f"({int(idx) + 1}–{len(session.stages) - 1}). Download run.json first to keep them "
-                "(Rebuild from run.json brings them back). Discard them?")
+    first, last = int(idx) + 1, len(session.stages) - 1
+    which = f"the later stage {first}" if later == 1 else f"the {later} later stages ({first}–{last})"
+    question = (f"Going back to stage {int(idx)} discards {which}. Download run.json first to keep "
+                f"{'it' if later == 1 else 'them'} (Rebuild from run.json brings {'it' if later == 1 else 'them'} "
+                f"back). Discard {'it' if later == 1 else 'them'}?")
     return gr.update(visible=True), question
 
 
@@ -362,7 +364,8 @@ def scene_column(ui: SimpleNamespace) -> None:
     with gr.Row():
         ui.back_idx = gr.Number(-1, precision=0, visible=False, elem_id="l3d-back-idx")
         ui.back_btn = gr.Button("Go back to the selected stage", elem_id="l3d-back")
-    with gr.Group(visible=False, elem_id="l3d-back-confirm") as ui.confirm_box:
+    # the id sits on a column: a Group shown after it was hidden renders its id twice (outer and inner div)
+    with gr.Column(visible=False, elem_id="l3d-back-confirm") as ui.confirm_box, gr.Group():
         ui.confirm_md = gr.Markdown(elem_id="l3d-back-question")
         with gr.Row():
             ui.confirm_btn = gr.Button("Discard them and go back", variant="stop", elem_id="l3d-back-yes")

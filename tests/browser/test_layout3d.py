@@ -186,7 +186,8 @@ def test_an_error_leaves_the_scene_and_go_back_asks_first(page):
 
     page.locator("#l3d-history img").first.click()  # stage 0, the empty scene
     page.locator("#l3d-back").click()
-    expect(page.locator("#l3d-back-question")).to_contain_text("discards the 1 later stage", timeout=30_000)
+    expect(page.locator("#l3d-back-question")).to_contain_text("discards the later stage 1.", timeout=30_000)
+    expect(page.locator("#l3d-back-confirm")).to_be_visible()  # one element by that id (strict), shown
     page.locator("#l3d-back-no").click()
     expect(page.locator("#l3d-back-question")).to_be_hidden()
     expect(page.locator("#l3d-history img")).to_have_count(2)  # nothing was discarded
