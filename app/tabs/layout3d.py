@@ -257,10 +257,9 @@ def on_back_ask(idx, key):
     if later == 0:
         raise InputError(f"Stage {int(idx)} is already the last stage.")
     first, last = int(idx) + 1, len(session.stages) - 1
-    which = f"the later stage {first}" if later == 1 else f"the {later} later stages ({first}–{last})"
-    question = (f"Going back to stage {int(idx)} discards {which}. Download run.json first to keep "
-                f"{'it' if later == 1 else 'them'} (Rebuild from run.json brings {'it' if later == 1 else 'them'} "
-                f"back). Discard {'it' if later == 1 else 'them'}?")
+    which, it = (f"the later stage {first}", "it") if later == 1 else (f"the {later} later stages ({first}–{last})", "them")
+    question = (f"Going back to stage {int(idx)} discards {which}. Download run.json first to keep {it} "
+                f"(Rebuild from run.json brings {it} back). Discard {it}?")
     return gr.update(visible=True), question
 
 
