@@ -367,8 +367,8 @@ def scene_column(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="l3d-back-confirm") as ui.confirm_box, gr.Group():
         ui.confirm_md = gr.Markdown(elem_id="l3d-back-question")
         with gr.Row():
-            ui.confirm_btn = gr.Button("Discard them and go back", variant="stop", elem_id="l3d-back-yes")
-            ui.cancel_btn = gr.Button("Keep them", elem_id="l3d-back-no")
+            ui.confirm_btn = gr.Button("Discard and go back", variant="stop", elem_id="l3d-back-yes")
+            ui.cancel_btn = gr.Button("Keep", elem_id="l3d-back-no")
     ui.files = gr.File(label="Downloads: image, 16-bit depth, layout, run card", file_count="multiple",
                        elem_id="l3d-files")
     ui.summary = gr.JSON(label="Stages (JSON)", elem_id="l3d-summary")
