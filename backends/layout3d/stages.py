@@ -5,7 +5,8 @@ change per stage, as the paper does). Every stage keeps its trajectory (the late
 step), so later stages replay it instead of regenerating it:
 
 * **insert** box j: source = the last stage (its recorded keys/values serve DSA), box mask = all of box
-  j, as the reference (or only its part no earlier box stands in front of: ``insert_visible``); the decoded
+  j, as the reference (or only its part no earlier box stands in front of: ``insert_visible``), conditioned on the
+  layout less the earlier boxes in front of box j, so the object is drawn whole (``insert_amodal``); the decoded
   image then gets the earlier objects pasted back wherever the new object does not cover them
   (``paste_back``, ``occlusion``: latent cells are too coarse for the border between two objects; every
   later stage pastes back the same way, outside the edited object's old place);
@@ -33,7 +34,7 @@ from backends.common.progress import CancelToken, Report, step_callback
 from .attention import DSAConfig, cross_attention_map
 from .layout import Box, Layout
 from .move import match_boxes, segment_object, warp_object
-from .occlusion import dilate, paste_back, visible_mask
+from .occlusion import dilate, occluders, paste_back, visible_mask, without
 from .pipeline import BuildASceneOutput, BuildAScenePipeline, StageCache, to_uint8
 from .requests import METHODS
 
@@ -60,6 +61,10 @@ class StageSettings:
     # as the reference: the whole object is drawn and the paste-back puts the one in front back, so an object behind
     # shows its true edge (crowded selection episodes: 0.72 vs 0.70; boxes < 50% visible behind others 2/13 vs 0/13).
     # Without the paste-back it is what keeps the object in front (0.69 vs 0.65)
+    insert_amodal: bool = True  # an object inserted behind earlier ones is drawn whole: the stage's box depth leaves
+    # out the boxes in front of it, and the paste-back puts their objects back in front (``occlusion``; with the
+    # paste-back and whole-box inserts only). Crowded selection episodes: 0.76 vs 0.72 of boxes right (216 vs 206 of 288;
+    # 12 boxes right that were wrong, 2 wrong that were right), all from the boxes partly behind an earlier object
     insert_grow: int = 1  # with insert_visible: pixels the visible part grows into what stands in front (within the
     # new box), so a thin sliver still frees a latent pixel
 
@@ -220,13 +225,18 @@ class SceneSession:
         t0 = time.perf_counter()
         prev = self.last
         mask = visible_mask(layout, j, self.settings.insert_grow) if self.settings.insert_visible else layout.box_mask(j)
-        mode = {"bas": "dsa", "masactrl": "mutual", "blend": "blend"}[self.settings.method]
-        out = self._run(layout.boxes[j].prompt, layout, source=prev.cache, box_mask=_tensor(mask),
+        s = self.settings
+        mode = {"bas": "dsa", "masactrl": "mutual", "blend": "blend"}[s.method]
+        amodal = s.insert_amodal and s.paste_back and mode != "mutual" and not s.insert_visible
+        in_front = occluders(layout, j) if amodal else ()
+        depth = _tensor(without(layout, in_front).depth()) if in_front else None  # drawn whole, as if they were not there
+        out = self._run(layout.boxes[j].prompt, layout, depth=depth, source=prev.cache, box_mask=_tensor(mask),
                         mode=mode)
         created = {**prev.created, j: len(self.stages)}
         image = self._paste_back(layout, j, _image(out), prev.image) if mode != "mutual" else _image(out)
         obj = self._segment(out.cache, layout.boxes[j].prompt, mask, image, prev.image)
-        return Stage(len(self.stages), _action("insert", j, layout), "insert", layout, image, _depth_of(out), out.cache,
+        depth_shown = _scene_depth(out, layout, bool(in_front))
+        return Stage(len(self.stages), _action("insert", j, layout), "insert", layout, image, depth_shown, out.cache,
                      j, mask, obj, prev.cache.latents, prev.image, created, time.perf_counter() - t0)
 
     def _without(self, j: int, dilation: int | None = None) -> tuple[list[torch.Tensor], np.ndarray, Layout]:
@@ -349,6 +359,12 @@ def _image(out: BuildASceneOutput) -> np.ndarray:
 def _depth_of(out: BuildASceneOutput) -> np.ndarray:
     """The box depth the stage was conditioned on (rendered once, kept in its cache)."""
     return out.cache.depth[0, 0].float().cpu().numpy()
+
+
+def _scene_depth(out: BuildASceneOutput, layout: Layout, amodal: bool) -> np.ndarray:
+    """The stage's box depth, as the scene shows it: an amodal insert was conditioned on the layout less the boxes in
+    front of the new one, but its stage (its downloads) shows the whole layout's."""
+    return layout.depth().astype(np.float32) if amodal else _depth_of(out)
 
 
 def _tensor(mask_or_depth: np.ndarray) -> torch.Tensor:

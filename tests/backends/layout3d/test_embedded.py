@@ -154,6 +154,29 @@ def test_paste_back_keeps_the_object_in_front_of_a_later_box_exactly(pipe, paste
         assert kept < 60, kept
 
 
+@pytest.mark.parametrize("amodal", [True, False])
+def test_a_box_inserted_behind_an_object_is_drawn_whole(pipe, amodal):
+    """With the model: the far box's stage is conditioned on the room and the far box alone (``insert_amodal``), so
+    its whole object is drawn before the near object is pasted back in front; the stage itself shows (and downloads)
+    the whole layout's depth."""
+    from backends.layout3d.layout import box_on_floor
+    from backends.layout3d.stages import SceneSession, StageSettings
+    from backends.synth.scene import ROOMS
+
+    near = box_on_floor("a red cube", 0.0, 0.6, (0.7, 0.7, 0.7), 0.0)
+    far = box_on_floor("a blue cube", 0.1, 2.0, (1.0, 1.0, 1.0), 0.0)
+    layout, far_alone = Layout(ROOMS[0].prompt, (near, far)), Layout(ROOMS[0].prompt, (far,))
+    s = SceneSession(pipe, StageSettings(num_inference_steps=4, guidance_scale=5.0, seed=3, blend_fraction=0.95,
+                                         insert_amodal=amodal), 64)
+    _, first, second = s.edit(layout)
+    condition = second.cache.depth[0, 0].float().numpy()
+    assert np.allclose(condition, (far_alone if amodal else layout).depth(), atol=1e-3)
+    assert np.allclose(second.depth, layout.depth(), atol=1e-3)
+    assert np.allclose(first.cache.depth[0, 0].float().numpy(), Layout(ROOMS[0].prompt, (near,)).depth(), atol=1e-3)
+    in_front = layout.box_mask(0) & (np.abs(first.image.astype(int) - s.stages[0].image.astype(int)).max(-1) > 20)
+    assert in_front.sum() > 30 and (second.image[in_front] == first.image[in_front]).all()  # pasted back in front
+
+
 def test_removing_a_front_object_completes_the_object_added_behind_it_later(pipe):
     """With the model: a red cube, then a blue cube behind it (mostly hidden); deleting the red cube (box 1 of 2)
     is one removal stage, and the blue cube's part the red one hid is drawn (measured: 0.98 of it differs from

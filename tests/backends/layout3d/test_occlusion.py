@@ -4,7 +4,8 @@ import numpy as np
 
 from backends.common.imagemetrics import psnr
 from backends.layout3d.layout import Layout, box_on_floor
-from backends.layout3d.occlusion import dilate, hidden_part, kept_from_before, paste_back, visible_mask
+from backends.layout3d.occlusion import (dilate, hidden_part, kept_from_before, occluders, paste_back, visible_mask,
+                                        without)
 from backends.synth.scene import ROOMS
 
 NEAR = box_on_floor("a red cube", 0.0, 0.6, (0.7, 0.7, 0.7), 0.0)
@@ -45,6 +46,19 @@ def test_hidden_part_is_what_the_visible_mask_leaves_out():
     assert hidden.sum() > 100 and not (hidden & visible_mask(layout, 1)).any()
     assert ((hidden | visible_mask(layout, 1)) == layout.box_mask(1)).all()
     assert not hidden_part(layout, 0).any()  # nothing stands in front of the near box
+
+
+def test_occluders_are_the_boxes_in_front_of_some_of_a_box():
+    side = box_on_floor("a green cone", -1.1, 0.9, (0.4, 0.4, 0.6), 0.0)  # to the left, overlapping neither
+    layout = Layout(ROOMS[0].prompt, (NEAR, side, FAR))
+    assert occluders(layout, 2) == (0,)  # the near cube hides some of the far one; the cone none of it
+    assert occluders(layout, 0) == () and occluders(layout, 1) == ()
+    amodal = without(layout, occluders(layout, 2))
+    assert amodal.boxes == (side, FAR)
+    far_alone = Layout(ROOMS[0].prompt, (FAR,)).depth()
+    m = layout.box_mask(2)
+    assert np.allclose(amodal.depth()[m], far_alone[m])  # the far box's whole face, as if the near one were not there
+    assert not np.allclose(layout.depth()[m], far_alone[m])
 
 
 def test_a_box_inserted_behind_keeps_the_object_in_front_and_its_own_object_shows_around_it():
