@@ -281,13 +281,13 @@ def crowded_keys(gen: dict | None, crowd: dict, n_crowd: int, two_box: dict | No
     """The issue-27 keys: crowded-scene rates, error ratios on both benches, sample sizes and intervals.
     Without ``gen`` (``--crowded-only``) the two-box ratio comes from the two-box run's saved rates
     (``two_box``: same boxes for both methods, so the ratio of error rates is that of error counts) and
-    has no interval."""
+    keeps that run's interval."""
     bas, base = crowd["bas"], crowd["plain"]
     ci3 = episode_ci(bas["ok"], base["ok"])
     if gen is not None:
         ci2, ratio2 = episode_ci(gen["bas"]["ok"], gen["plain"]["ok"]), error_ratio(gen["bas"]["ok"], gen["plain"]["ok"])
     else:
-        ci2 = None
+        ci2 = (two_box.get("ci95") or {}).get("two_box")
         ratio2 = (1 - two_box["success_rate"]) / max(1 - two_box["baseline_success_rate"], 1e-9)
     return {
         "crowded_episodes": n_crowd, "crowded_boxes": int(bas["ok"].size),
