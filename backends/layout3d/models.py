@@ -19,11 +19,11 @@ SPECS = [
         sha256={
     "scheduler/scheduler_config.json": "28d1a009dfa466938be057413130d37105fb555c44c7c403af4cbdb4c3194f5c",
     "text_encoder/config.json": "ca83afa892c506fdd1de80d1288066f14ddbb6a29157ebc731a9caae0d0fff59",
-    "text_encoder/model.safetensors": "0e420f90d02e64a91dec92006290d8222e0fb915310434bfa670c2380e0f1b94",
+    "text_encoder/model.safetensors": "e68defac1e8628cdbfe900d3c440bea53489ecf71a9da1fe0d2561f6cc4841ff",
     "tokenizer/tokenizer.json": "0947282186a983607621e57d3bff59252a3237cf21a62b45a7333a296e312b2c",
     "tokenizer/tokenizer_config.json": "ae28a7637befd687dac2c4bd5e6891bc6190de7cd5d6b442b437ce96194d4fe4",
     "unet/config.json": "4c853e6e87ca58b73716c0e08cc6d343c5ba8155abe1b4f05a98f22b0a4003f4",
-    "unet/diffusion_pytorch_model.safetensors": "efaa5d1c38c255b9677538edb2546be149270f5af8a3d3b50cb4b7d9e510f142",
+    "unet/diffusion_pytorch_model.safetensors": "2f66774a90db57a3d9352023a7bc3e2eac4821ca0bc476444d417ab32cecb5fc",
     "vae/config.json": "f4fa7e6e6bf0d55c1a35910d3f2095ba27cd44fa775e9d9f29afb1424485e15a",
     "vae/diffusion_pytorch_model.safetensors": "00fd9d9e6a481bd6f11c28760f7b30d97d14371a8d6d11a7ca4f7384faa4e0c2",
         },
