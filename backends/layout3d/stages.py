@@ -63,7 +63,7 @@ class StageSettings:
     # Without the paste-back it is what keeps the object in front (0.69 vs 0.65)
     insert_amodal: bool = True  # an object inserted behind earlier ones is drawn whole: the stage's box depth leaves
     # out the boxes in front of it, and the paste-back puts their objects back in front (``occlusion``; with the
-    # paste-back and whole-box inserts only). Crowded selection episodes: 0.76 vs 0.72 of boxes right (216 vs 206 of 288;
+    # paste-back and whole-box inserts only). Crowded selection episodes: 0.75 vs 0.72 of boxes right (216 vs 206 of 288;
     # 12 boxes right that were wrong, 2 wrong that were right), all from the boxes partly behind an earlier object
     insert_grow: int = 1  # with insert_visible: pixels the visible part grows into what stands in front (within the
     # new box), so a thin sliver still frees a latent pixel
