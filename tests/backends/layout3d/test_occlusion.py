@@ -4,8 +4,15 @@ import numpy as np
 
 from backends.common.imagemetrics import psnr
 from backends.layout3d.layout import Layout, box_on_floor
-from backends.layout3d.occlusion import (dilate, hidden_part, kept_from_before, occluders, paste_back, visible_mask,
-                                        without)
+from backends.layout3d.occlusion import (
+    dilate,
+    hidden_part,
+    kept_from_before,
+    occluders,
+    paste_back,
+    visible_mask,
+    without,
+)
 from backends.synth.scene import ROOMS
 
 NEAR = box_on_floor("a red cube", 0.0, 0.6, (0.7, 0.7, 0.7), 0.0)
