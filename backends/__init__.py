@@ -1,10 +1,25 @@
 """All of the science of the suite. Nothing below this package imports gradio.
 
-Each capability is a sub-package named after it (``layout3d``, ``counterfactual``, ``textedit``,
-``avatar``, ``videodepth``, ``games``); ``common`` holds the services they share.
+Each capability is a sub-package named after it and listed once in ``CAPABILITIES`` (tab order); its
+``spec.py`` says what it is (title, group, paper), ``requests.py`` / ``actions.py`` / ``cli.py`` what it does.
+``common`` holds the services they share; ``tests/test_conformance.py`` checks that every capability has its parts.
 """
 
 CAPABILITIES: tuple[str, ...] = ("layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games")
+
+
+def spec(capability: str):
+    """The :class:`~backends.common.capability.Capability` of ``capability`` (``backends/<name>/spec.py``)."""
+    import importlib
+
+    if capability not in CAPABILITIES:
+        raise KeyError(f"No capability is called {capability!r}; the suite has {', '.join(CAPABILITIES)}.")
+    return importlib.import_module(f"backends.{capability}.spec").SPEC
+
+
+def specs() -> list:
+    """Every capability's spec, in tab order."""
+    return [spec(name) for name in CAPABILITIES]
 
 
 def actions(capability: str | None = None) -> list:

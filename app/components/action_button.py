@@ -26,6 +26,7 @@ from .downloads import new_output_dir
 from .errors import user_errors
 from .failures import listen
 from .longwork import CANCELS, stream
+from .params import api_docstring
 
 NOTHING_RUNNING = "Nothing is running."
 STOPPED = "Stopped by the user: this run made no new results; what is shown below (if anything) is the previous run's."
@@ -127,19 +128,29 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
         finally:
             CANCELS.finish(request, action.name, token)
 
-    params = [inspect.Parameter(f"value_{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in range(len(inputs))]
+    names = api_parameter_names(to_request, len(inputs))
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
     params += [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request),
                inspect.Parameter("progress", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=gr.Progress())]
     handler.__signature__ = inspect.Signature(params)
     handler.__annotations__ = {"request": gr.Request}  # Gradio finds its special arguments by type hint
     handler.__name__ = f"on_{action.name}"
-    handler.__doc__ = action.description or None
+    handler.__doc__ = api_docstring(action.description or action.name, names, action.request_type, to_request)
     listen_kwargs.setdefault("concurrency_id", "gpu" if action.heavy else f"{action.capability}-light")
     dependency = listen(trigger, user_errors(handler), status=status, inputs=list(inputs), outputs=order,
                         api_name=api_name or action.name, **listen_kwargs)
     if stop is not None:
         bind_stop(stop, action, status, api_name=stop_api_name)
     return dependency
+
+
+def api_parameter_names(to_request: Callable, count: int) -> list[str]:
+    """The API's parameter names: ``to_request``'s own (a tab names them as its request's fields, or for what
+    they are where an input is not a field). Inputs it cannot name (``*args``) are ``value_<i>``, which the API
+    contract test (``app.contract.unnamed_parameters``) refuses."""
+    found = [p.name for p in inspect.signature(to_request).parameters.values()
+             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    return [found[i] if i < len(found) else f"value_{i}" for i in range(count)]
 
 
 def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.components.Component,

@@ -24,6 +24,20 @@ NOT_UPLOADED = ("A file in the request was not uploaded to this app: upload it f
 
 
 class StudioBlocks(gr.Blocks):
+    def get_api_info(self, *args, **kwargs):
+        """Gradio's API description, each parameter with its one-line help (the handler's ``Args:`` line, which
+        ``bind_action`` writes from the request's fields) as ``description``: ``view_api()`` documents them."""
+        info = super().get_api_info(*args, **kwargs)
+        by_name = {f"/{fn.api_name}": fn for fn in self.fns.values() if fn.api_name}
+        for name, endpoint in (info or {}).get("named_endpoints", {}).items():
+            fn = by_name.get(name)
+            if fn is None or fn.fn is None:
+                continue
+            described = gr.utils.get_function_description(fn.fn)[1]
+            for parameter in endpoint.get("parameters", []):
+                parameter.setdefault("description", described.get(parameter.get("parameter_name"), ""))
+        return info
+
     async def process_api(self, block_fn, *args, **kwargs):
         """Every failed event's message is kept for its error note (see ``failures.listen``)."""
         try:

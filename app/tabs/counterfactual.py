@@ -12,11 +12,13 @@ from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.imageeditor import editor_to_image_and_mask
 from app.components.model_choices import model_choices
+from app.components.params import control, documented
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.counterfactual.actions import GENERATE
 from backends.counterfactual.data import CLASSES
 from backends.counterfactual.models import BRIDGE_KINDS, CLASSIFIER_KINDS
+from backends.counterfactual.requests import CounterfactualRequest, RegionRequest
 
 EXAMPLES = sorted((Path(__file__).parents[1] / "static" / "examples" / "counterfactual").glob("*.png"))
 INTRO = ("**RCSB** (ICLR 2025): a classifier-guided Schrödinger-bridge inpainter changes *only the region you draw* "
@@ -68,10 +70,8 @@ def _region_column(ui: SimpleNamespace) -> None:
         height=VIEW + 120, canvas_size=(VIEW, VIEW), elem_id="cf-editor",
     )
     with gr.Row():
-        ui.area = gr.Slider(0.05, 0.8, value=0.3, step=0.05, label="Auto region: area budget",
-                            info="The largest share of the image the automatic region may cover.")
-        ui.cell = gr.Dropdown([2, 4, 8], value=4, label="cell (px)",
-                              info="The region is made of square cells this many pixels wide.")
+        ui.area = control(RegionRequest, "area")
+        ui.cell = control(RegionRequest, "cell")
     ui.auto_btn = gr.Button("Automatic region (Integrated Gradients)", elem_id="cf-auto")
     gr.Markdown("*Integrated Gradients* marks the pixels that made the classifier decide as it did; "
                 "the automatic region covers the strongest of them.")
@@ -81,16 +81,11 @@ def _region_column(ui: SimpleNamespace) -> None:
 def _settings_column(ui: SimpleNamespace) -> None:
     ui.target = gr.Dropdown(list(CLASSES), value="sphere", label="Target class", elem_id="cf-target",
                             info="What the classifier should see after the edit.")
-    ui.samples = gr.Slider(1, 8, value=2, step=1, label="Samples",
-                           info="How many different counterfactuals to draw (same settings, other noise).")
-    ui.steps = gr.Slider(4, 200, value=50, step=1, label="Network calls (paper: 100)", elem_id="cf-steps",
-                         info="Steps of the bridge (I2SB, an image-to-image diffusion): more is slower, finer.")
-    ui.scale = gr.Slider(0.0, 40.0, value=16.0, step=0.5, label="Guidance scale s (embedded: 16)",
-                         info="How hard each step pushes the region towards the target class.")
-    ui.tau = gr.Slider(0.1, 1.0, value=0.6, step=0.05, label="Start τ (fraction of the bridge)",
-                       info="How much of the region is re-drawn from noise: higher changes more.")
-    ui.seed = gr.Number(0, precision=0, label="Seed", minimum=0,
-                        info="Same seed and settings → the same counterfactuals.")
+    ui.samples = control(CounterfactualRequest, "num_samples")
+    ui.steps = control(CounterfactualRequest, "num_inference_steps", elem_id="cf-steps")
+    ui.scale = control(CounterfactualRequest, "guidance_scale")
+    ui.tau = control(CounterfactualRequest, "start_fraction")
+    ui.seed = control(CounterfactualRequest, "seed", widget="number")
     with gr.Row():
         ui.run = gr.Button("Generate counterfactuals", variant="primary", elem_id="cf-run")
         ui.stop = gr.Button("Stop", variant="stop", elem_id="cf-stop")
@@ -116,12 +111,19 @@ def build(demo: gr.Blocks) -> None:
 
 # the service (and torch) load on first use, never when the app is built
 @user_errors
-def on_image(upload_data, bridge, classifier):
-    """Gets the upload undecoded (preprocess=False): the backend reads the file, so a file that is
-    not an image is its clear message rather than Gradio's raw decoding error."""
+@documented(CounterfactualRequest)
+def on_image(image, bridge, classifier):
+    """The classifier's prediction for an uploaded image, and the image ready for painting a region.
+
+    Gets the upload undecoded (preprocess=False): the backend reads the file, so a file that is not an image is
+    its clear message rather than Gradio's raw decoding error.
+
+    Args:
+        image: The image file to classify (an upload).
+    """
     from backends.counterfactual.service import classify, load_models
 
-    path = upload_data.get("path") if isinstance(upload_data, dict) else None
+    path = image.get("path") if isinstance(image, dict) else None
     if not path:  # nothing uploaded: what is shown stays
         return gr.skip(), gr.skip(), gr.skip(), gr.skip()
     models = load_models(bridge, classifier)
@@ -137,37 +139,53 @@ def on_image(upload_data, bridge, classifier):
 
 
 @user_errors
-def on_models(bridge, classifier, current_target):
+@documented(CounterfactualRequest)
+def on_models(bridge, classifier, target):
+    """Switch the bridge and classifier; the target class list becomes the new classifier's.
+
+    Args:
+        target: The target class chosen now (kept when the new classifier knows it).
+    """
     from backends.counterfactual.service import load_models
 
     models = load_models(bridge, classifier)
-    value = current_target if current_target in models.classes else models.classes[0]
+    value = target if target in models.classes else models.classes[0]
     info = (f"Models: bridge `{models.bridge_id}`, classifier `{models.classifier_id}` on `{models.device}` · "
             f"model input {models.size}×{models.size} · load an image again to use them")
     return gr.update(choices=list(models.classes), value=value), info
 
 
 @user_errors
-def on_auto(value, area_v, cell_v, bridge, classifier):
-    from backends.counterfactual.outputs import heat_image
-    from backends.counterfactual.service import RegionRequest, load_models, prepare_image, suggest_region
+@documented(RegionRequest)
+def on_auto(image_and_region, area, cell, bridge, classifier):
+    """The automatic region: the cells whose pixels made the classifier decide as it did (Integrated Gradients).
 
-    image, _ = editor_to_image_and_mask(value)
+    Args:
+        image_and_region: The image editor's value (its background is the image; a painted region is replaced).
+        bridge: The bridge model (a registry id).
+        classifier: The classifier model (a registry id) whose decision is attributed.
+    """
+    from backends.counterfactual.outputs import heat_image
+    from backends.counterfactual.service import load_models, prepare_image, suggest_region
+
+    image, _ = editor_to_image_and_mask(image_and_region)
     models = load_models(bridge, classifier)
-    region = suggest_region(RegionRequest(image=image, area=float(area_v), cell=int(cell_v)), models)
+    region = suggest_region(RegionRequest(image=image, area=area, cell=int(cell)), models)
     small = prepare_image(image, models.size)  # what the model sees; no need to classify again
     return editor_value(small, region.mask), heat_image(region.heatmap)
 
 
-def to_request(value, target_v, samples_v, steps_v, scale_v, tau_v, seed_v, bridge, classifier):
-    from backends.counterfactual.requests import CounterfactualRequest
-
-    image, mask = editor_to_image_and_mask(value)
+def to_request(image_and_region, target, num_samples, num_inference_steps, guidance_scale, start_fraction, seed,
+               bridge, classifier):
+    """Args:
+        image_and_region: The image editor's value: the image as its background, the region painted on its layer.
+    """
+    image, mask = editor_to_image_and_mask(image_and_region)
     if mask is None or not mask.any():
         raise InputError("Paint the region that may change first (or press 'Automatic region').")
-    return CounterfactualRequest(image=image, mask=mask, target=target_v, num_samples=int(samples_v),
-                                 num_inference_steps=int(steps_v), guidance_scale=float(scale_v),
-                                 start_fraction=float(tau_v), seed=int(seed_v or 0), bridge=bridge,
+    return CounterfactualRequest(image=image, mask=mask, target=target, num_samples=num_samples,
+                                 num_inference_steps=num_inference_steps, guidance_scale=guidance_scale,
+                                 start_fraction=start_fraction, seed=0 if seed is None else seed, bridge=bridge,
                                  classifier=classifier)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import InputError
 from .files import write_text
+from .params import check_request
 from .progress import CancelToken, ProgressEvent
 from .runcard import CARD_NAME, decode_request, encode_request, make_card, read_card
 
@@ -48,6 +49,7 @@ class Action:
 
     def run_here(self, request, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | Any]:
         """The work in this process (what an executor calls, here or on a Ray worker)."""
+        check_request(request)  # every declared field in its range (backends.common.params)
         validate = getattr(request, "validate", None)
         if callable(validate):
             validate()

@@ -242,22 +242,14 @@ def auroc(negatives: np.ndarray, positives: np.ndarray) -> float:
 
 # --- the check a capability runs -----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Domain:
-    """What a capability's embedded model knows, and the real models that would serve instead."""
+def domain_of(capability: str):
+    """What ``capability``'s embedded model knows (its spec's ``domain``: ``backends/<capability>/spec.py``)."""
+    from backends import spec
 
-    knows: str
-    real_models: tuple[str, ...]
-    real_label: str  # how the page names them
-
-
-DOMAINS = {
-    "counterfactual": Domain("32×32 renders of one primitive shape in a room", ("i2sb-imagenet-freeform", "resnet50-imagenet"),
-                             "RCSB's ImageNet bridge with the ResNet-50 classifier"),
-    "videodepth": Domain("64-pixel renders of primitives in procedural rooms", ("depth-any-video",), "Depth Any Video"),
-    "avatar": Domain("64×64 renders of the anny body model in flat-coloured clothes", ("lifegom",),
-                     "the published LIFe-GoM"),
-}
+    domain = spec(capability).domain
+    if domain is None:
+        raise KeyError(f"{capability} has no out-of-domain check (its spec names no domain)")
+    return domain
 
 
 @cache
@@ -291,7 +283,7 @@ class DomainCheck:
             return ""
         from .registry import default_registry
 
-        domain = DOMAINS[self.capability]
+        domain = domain_of(self.capability)
         ids = " ".join(domain.real_models)
         registry = default_registry()
         local = [i for i in domain.real_models if i in registry and registry.get(i).source != "hf"]

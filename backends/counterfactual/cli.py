@@ -19,8 +19,10 @@ from pathlib import Path
 
 from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array
+from backends.common.params import add_request_arguments, values_from_args
 
 from .data import CLASSES
+from .requests import CounterfactualRequest, RegionRequest
 
 HELP = "RCSB counterfactuals for an image or a folder (files out)"
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp"}
@@ -32,28 +34,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", help=f"target class (embedded classifier: {', '.join(CLASSES)})")
     p.add_argument("--run", type=Path, help="a run.json to reproduce (as `iclr25-studio replay`: its image, mask, settings, models)")
     p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--samples", type=int, default=2)
-    p.add_argument("--steps", type=int, default=100, help="network calls (paper default 100)")
-    p.add_argument("--scale", type=float, default=16.0, help="guidance scale s (the embedded models flip most at 16)")
-    p.add_argument("--tau", type=float, default=0.6, help="start at this fraction of the bridge")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--area", type=float, default=0.3, help="area budget of --mask auto")
-    p.add_argument("--cell", type=int, default=4, help="cell size of --mask auto")
-    p.add_argument("--bridge", default="counterfactual-bridge", help="bridge model id (see `models list`)")
-    p.add_argument("--classifier", default="counterfactual-classifier", help="classifier model id")
+    add_request_arguments(p, CounterfactualRequest, skip=("image", "mask", "target"))
+    add_request_arguments(p, RegionRequest, only=("area", "cell"))  # for --mask auto
 
 
 def run(args: argparse.Namespace) -> int:
     from backends.common.action_cli import run_action
 
     from .actions import GENERATE
-    from .service import (
-        CounterfactualRequest,
-        RegionRequest,
-        class_index,
-        load_models,
-        suggest_region,
-    )
+    from .service import class_index, load_models, suggest_region
 
     if args.run is not None:
         return _reproduce(args)
@@ -61,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("Give --image and --target (or --run with a run.json to reproduce).")
     args.mask = args.mask or "auto"
     images = _images(args.image)
+    settings = values_from_args(CounterfactualRequest, args)
     models = load_models(args.bridge, args.classifier)
     class_index(args.target, models.classes)  # fail early on an unknown target
     args.out.mkdir(parents=True, exist_ok=True)
@@ -75,10 +65,7 @@ def run(args: argparse.Namespace) -> int:
                 if not mask_path.is_file():
                     raise InputError(f"no mask for {path.name} (looked for {mask_path.name})")
                 mask = to_rgb_array(mask_path).max(-1) > 127
-            request = CounterfactualRequest(image=image, mask=mask, target=args.target, num_samples=args.samples,
-                                            num_inference_steps=args.steps, guidance_scale=args.scale,
-                                            start_fraction=args.tau, seed=args.seed, bridge=args.bridge,
-                                            classifier=args.classifier)
+            request = CounterfactualRequest(image=image, mask=mask, target=args.target, **settings)
             folder = args.out / path.stem
             result, _ = run_action(GENERATE, request, folder)
         except InputError as e:

@@ -19,6 +19,7 @@ from backends.common.errors import InputError
 from backends.common.imageio import to_rgb_array, to_uint8
 from backends.common.modelbuild import cached_model
 from backends.common.ood import DomainCheck, check_inputs
+from backends.common.params import check_request
 from backends.common.pipecopy import for_request
 from backends.common.progress import CancelToken, ProgressEvent, relay, step_callback, stream_reports
 from backends.common.registry import default_registry
@@ -31,7 +32,7 @@ from .models import DEFAULT_CLASSIFIER as CLASSIFIER_ID
 from .models import REAL_BRIDGE, REAL_CLASSIFIER, default_models  # noqa: F401 (re-exported)
 from .pipeline import RCSBPipeline
 from .regions import auto_region
-from .requests import CounterfactualRequest  # noqa: F401 (re-exported: the request of generate)
+from .requests import CounterfactualRequest, RegionRequest  # noqa: F401 (re-exported: the requests)
 
 
 @dataclass
@@ -150,15 +151,6 @@ def classify(image, models: Models | None = None) -> Prediction:
 # --- automatic region --------------------------------------------------------------------------------
 
 @dataclass
-class RegionRequest:
-    image: object
-    area: float = 0.3
-    cell: int = 4
-    target: str | int | None = None  # class whose evidence is attributed (default: the prediction)
-    seed: int = 0
-
-
-@dataclass
 class RegionResult:
     mask: np.ndarray  # model-size bool
     heatmap: np.ndarray  # model-size float [0, 1]
@@ -168,9 +160,8 @@ class RegionResult:
 
 def suggest_region(request: RegionRequest, models: Models | None = None) -> RegionResult:
     models = models or load_models()
-    if not 0.01 <= request.area <= 1.0:
-        raise InputError(f"Area budget must be between 0.01 and 1, got {request.area}.")
-    if request.cell not in (1, 2, 4, 8, 16) or models.size % request.cell:
+    check_request(request)
+    if models.size % request.cell:
         raise InputError(f"Cell size must divide the model size {models.size} (1, 2, 4, 8 or 16), got {request.cell}.")
     img = prepare_image(request.image, models.size)
     x = torch.tensor(img).permute(2, 0, 1)[None].float().to(models.device) / 255.0
