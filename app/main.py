@@ -13,7 +13,7 @@ import gradio as gr  # noqa: E402
 from app.components.blocks import StudioBlocks  # noqa: E402
 from app.components.longwork import end_session  # noqa: E402
 from app.components.warmup import PRELOAD  # noqa: E402
-from app.tabs import all_tabs  # noqa: E402
+from app.tabs import all_tabs, grouped  # noqa: E402
 from backends.common.executor import current_executor  # noqa: E402
 from backends.common.memory import limit_arenas, start_trimming  # noqa: E402
 from backends.common.modelbuild import start_preload  # noqa: E402
@@ -22,7 +22,8 @@ from backends.common.settings import Settings, get_settings  # noqa: E402
 STATIC_DIR = Path(__file__).parent / "static"
 TITLE = "ICLR 2025 Studio"
 
-NUMBERS = ("No", "One", "Two", "Three", "Four", "Five", "Six")
+NUMBERS = ("No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Eleven", "Twelve",
+           "Thirteen", "Fourteen", "Fifteen", "Sixteen", "Seventeen", "Eighteen", "Nineteen")
 
 
 def header(tabs) -> str:
@@ -33,6 +34,11 @@ def header(tabs) -> str:
             f"({', '.join(papers)}): each tab is one paper's method, running for real on this machine.")
 
 
+def group_id(group: str) -> str:
+    """A group's tab id (and ``elem_id`` suffix): "Images & 3D" → "images-3d"."""
+    return "-".join("".join(c if c.isalnum() else " " for c in group.lower()).split())
+
+
 def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The whole app. Nothing heavy happens here: models load on first use, never at build time."""
     settings = settings or get_settings()
@@ -41,14 +47,44 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         with gr.Row():
             gr.Markdown(header(tabs), elem_id="app-header")
             device_badge = gr.Markdown(elem_id="app-device")
-        for tab in tabs:
-            with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
-                tab.build(demo)
+        inner: dict[str, gr.Tabs] = {}
+        with gr.Tabs(elem_id="groups") as outer:
+            for group, members in grouped(tabs):
+                with gr.Tab(group, id=group_id(group), elem_id=f"group-{group_id(group)}"):
+                    with gr.Tabs(elem_id=f"tabs-{group_id(group)}") as inner[group]:
+                        for tab in members:
+                            with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
+                                tab.build(demo)
+            for tab in tabs:
+                if tab.name == "system":
+                    with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
+                        tab.build(demo)
         demo.load(_device_badge, outputs=device_badge, api_visibility="private")
+        demo.load(deep_link(tabs), outputs=[outer, *inner.values()], api_visibility="private", queue=False,
+                  show_progress="hidden")
         demo.unload(end_session)  # a closed page or a client gone: its running jobs stop
     demo.queue(max_size=settings.queue_max_size, default_concurrency_limit=2)
     _limit_gpu_queue(demo, getattr(current_executor(), "concurrency", None) or settings.gpu_concurrency)
     return demo
+
+
+def deep_link(tabs):
+    """``?tab=<name>`` opens that tab (its group first): the handler of the page's load event."""
+    groups = grouped(tabs)
+
+    def open_tab(request: gr.Request):
+        wanted = (dict(request.query_params) if request is not None else {}).get("tab", "")
+        updates = [gr.update()] * (1 + len(groups))
+        if wanted == "system":
+            updates[0] = gr.Tabs(selected="system")
+        for i, (group, members) in enumerate(groups):
+            if wanted in (group_id(group), *(t.name for t in members)):
+                updates[0] = gr.Tabs(selected=group_id(group))
+                if wanted != group_id(group):
+                    updates[1 + i] = gr.Tabs(selected=wanted)
+        return tuple(updates)
+
+    return open_tab
 
 
 def _device_badge() -> str:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.navigation import show_tab
+
 pytestmark = pytest.mark.browser
 
 HIDDEN_ROLES = ("Merlin", "Assassin", "Minion")
@@ -26,7 +28,7 @@ def _fetch(page, link) -> str:
 
 
 def test_play_a_full_gops_game_by_clicking(page):
-    page.get_by_role("tab", name="Strategy Games").click()
+    show_tab(page, "games")
     cards = page.locator("#gops-hand")
     n = 5
     slider = page.locator("#gops-cards input[type=number]")
@@ -66,7 +68,7 @@ CONTROL_FOR = {"to speak": "#avalon-say", "pick a team": "#avalon-propose", "Vot
 
 @pytest.mark.parametrize("agents", ["search over beliefs", "STRATEGIST strategy"])
 def test_play_avalon_as_a_loyal_servant_through_chat_and_buttons(page, agents):
-    page.get_by_role("tab", name="Strategy Games").click()
+    show_tab(page, "games")
     page.get_by_role("tab", name="Avalon").click()
     page.locator("#avalon-agents").get_by_label(agents, exact=True).check()
     page.locator("#avalon-new").click()

@@ -7,6 +7,8 @@ import pytest
 import skimage
 from playwright.sync_api import expect
 
+from tests.browser.navigation import show_tab
+
 pytestmark = pytest.mark.browser
 PHOTO = Path(skimage.__file__).parent / "data" / "astronaut.png"
 
@@ -21,7 +23,7 @@ def test_a_photo_in_counterfactual_shows_the_notice(page):
 
 
 def test_a_photo_in_video_depth_shows_the_notice_after_the_run(page):
-    page.get_by_role("tab", name="Video Depth").click()
+    show_tab(page, "videodepth")
     page.locator("#vd-input input[type=file]").set_input_files(str(PHOTO))
     expect(page.locator("#vd-estimate")).to_contain_text("1 frame(s)", timeout=120_000)
     page.locator("#vd-run").click()

@@ -5,11 +5,13 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.navigation import show_tab
+
 pytestmark = pytest.mark.browser
 
 
 def open_system_tab(page):
-    page.get_by_role("tab", name="System").click()
+    show_tab(page, "system")
     return page
 
 
@@ -99,7 +101,7 @@ def test_download_beside_a_tabs_model_choice_fetches_what_the_choice_needs(hub, 
         if name.endswith(".json"):
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_bytes(repo.files[name])
-    page.get_by_role("tab", name="Video Depth").click()
+    show_tab(page, "videodepth")
     row = page.locator("#vd-download-row")
     expect(row).to_be_hidden()  # the embedded default is present
     page.locator("#vd-model input").click()

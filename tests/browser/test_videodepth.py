@@ -10,6 +10,8 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
+from tests.browser.navigation import show_tab
+
 pytestmark = pytest.mark.browser
 
 
@@ -17,7 +19,7 @@ def test_upload_estimate_run_play_point_cloud_and_16bit_frames(page):
     from backends.videodepth.examples import example_clip
 
     clip = example_clip("room A · 48 frames")  # a real H.264 file, as a person would upload
-    page.get_by_role("tab", name="Video Depth").click()
+    show_tab(page, "videodepth")
     page.locator("#vd-input input[type=file]").set_input_files(str(clip))
     estimate = page.locator("#vd-estimate")
     expect(estimate).to_contain_text(re.compile(r"48 frame\(s\).*estimated \d+ s and ≈\d+ MB"), timeout=120_000)
@@ -49,7 +51,7 @@ def test_upload_estimate_run_play_point_cloud_and_16bit_frames(page):
 def test_a_corrupt_upload_is_a_clear_message_and_the_page_keeps_working(page, tmp_path):
     bad = tmp_path / "broken.mp4"
     bad.write_bytes(b"\x00" * 800)
-    page.get_by_role("tab", name="Video Depth").click()
+    show_tab(page, "videodepth")
     page.locator("#vd-input input[type=file]").set_input_files(str(bad))
     expect(page.get_by_text("is not a video this suite can read").first).to_be_visible(timeout=60_000)
     page.locator("#vd-example").get_by_text("room B · 48 frames").click()
@@ -59,7 +61,7 @@ def test_a_corrupt_upload_is_a_clear_message_and_the_page_keeps_working(page, tm
 def test_a_bad_file_after_a_run_keeps_its_depth_video_and_says_why(page, tmp_path):
     from tests.browser.kept import expect_kept
 
-    page.get_by_role("tab", name="Video Depth").click()
+    show_tab(page, "videodepth")
     page.locator("#vd-example").get_by_text("room B · 48 frames").click()
     expect(page.locator("#vd-estimate")).to_contain_text("48 frame(s)", timeout=120_000)
     for elem_id, value in (("vd-max-frames", "8"), ("vd-baseline", "0")):  # a short run
