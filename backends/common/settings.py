@@ -21,6 +21,13 @@ def _default_models_dir() -> Path:
     return Path(base) / "iclr25-studio" / "models"
 
 
+def default_assets_dir() -> Path:
+    """The embedded checkpoints: a wheel installs them as ``backends/assets`` (see setup.py); run from the
+    checkout (or installed editable), they are the checkout's ``assets/``."""
+    installed = Path(__file__).resolve().parents[1] / "assets"
+    return installed if installed.is_dir() else PROJECT_ROOT / "assets"
+
+
 def _default_offline() -> bool:
     # The suite works fully offline; it only downloads when a person explicitly allows it.
     return os.environ.get("HF_HUB_OFFLINE", "1").lower() not in {"0", "false", "no"}
@@ -31,7 +38,7 @@ class Settings(BaseSettings):
 
     device: str = Field("auto", description="auto | cpu | cuda | cuda:N | mps")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
-    assets_dir: Path = Field(PROJECT_ROOT / "assets", description="embedded checkpoints shipped with the suite")
+    assets_dir: Path = Field(default_factory=default_assets_dir, description="embedded checkpoints shipped with the suite")
     models_dir: Path = Field(default_factory=_default_models_dir, description="real checkpoints, one folder per model")
     offline: bool = Field(default_factory=_default_offline, description="never download; resolve locally only")
     runs_dir: Path | None = Field(None, description="long runs kept across restarts (resumable); default <models_dir>/runs")
