@@ -1,6 +1,7 @@
 """Command line: ``iclr25-studio`` (or ``python -m app``).
 
-  serve [--host --port --models-dir --device --ray ADDRESS]   start the web app (heavy work on a Ray cluster)
+  serve [--host --port --models-dir --device --ray ADDRESS --mcp]   the web app (heavy work on a Ray cluster;
+                                                 every action an MCP tool)
   models list                                    the registry, with present / missing
   models check [NAME ...]                        verify the embedded defaults (or the named models)
   models download ID... | --tab TAB | --all      fetch real checkpoints from the Hugging Face Hub
@@ -39,7 +40,7 @@ def capability_commands() -> list[tuple[str, str, str]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="iclr25-studio", description="ICLR 2025 Studio: six papers, hands-on.")
+    parser = argparse.ArgumentParser(prog="iclr25-studio", description="ICLR 2025 Studio: ICLR 2025 papers, hands-on.")
     parser.add_argument("--models-dir", type=Path, help="folder of real checkpoints (env ICLR25_MODELS_DIR)")
     parser.add_argument("--device", help="auto | cpu | cuda | cuda:N | mps (env ICLR25_DEVICE)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -52,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--ray", metavar="ADDRESS", dest="ray_address",
                        help="run heavy actions on this Ray cluster: auto, HOST:6379 or ray://HOST:10001 "
                             "(env ICLR25_RAY_ADDRESS; default: in this process)")
+    serve.add_argument("--mcp", action="store_true",
+                       help="also serve every action as an MCP tool (Gradio's MCP server at /gradio_api/mcp/, "
+                            "streamable HTTP; each tool's schema and docs are its request's)")
 
     models = sub.add_parser("models", help="list or check the models the suite knows")
     msub = models.add_subparsers(dest="models_command", required=True)
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if args.command == "serve":
-            return _serve()
+            return _serve(mcp=args.mcp)
         if args.command == "replay":
             return _replay(args.card, args.out)
         if args.command == "models":
@@ -111,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def _serve() -> int:
+def _serve(mcp: bool = False) -> int:
     from app.main import build_app, launch
     from backends.common.settings import get_settings
 
@@ -120,7 +124,7 @@ def _serve() -> int:
 
         use_ray(get_settings().ray_address)  # before the app is built: the "gpu" queue takes the cluster's GPUs
     demo = build_app()
-    launch(demo)
+    launch(demo, mcp_server=mcp)
     return 0
 
 

@@ -32,7 +32,15 @@ import numpy as np
 
 from bench.report import RESULTS, markdown_table
 
-TABS = ("counterfactual", "videodepth", "avatar")
+
+def _uploading_tabs() -> tuple[str, ...]:
+    """The capabilities whose embedded model takes uploads and says when one is out of its domain."""
+    from backends import specs
+
+    return tuple(s.name for s in specs() if s.domain is not None)
+
+
+TABS = _uploading_tabs()
 SKIMAGE_PHOTOS = ("astronaut.png", "brick.png", "camera.png", "cell.png", "chelsea.png", "clock_motion.png",
                   "coffee.png", "coins.png", "grass.png", "gravel.png", "hubble_deep_field.jpg", "ihc.png",
                   "microaneurysms.png", "moon.png", "motorcycle_left.png", "motorcycle_right.png", "page.png",

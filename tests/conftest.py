@@ -68,7 +68,7 @@ def live_app(tmp_path_factory):
     saved = settings_mod._current
     settings_mod._current = settings
     demo = build_app(settings)
-    _, url, _ = launch(demo, settings, prevent_thread_lock=True, quiet=True)
+    _, url, _ = launch(demo, settings, prevent_thread_lock=True, quiet=True, mcp_server=True)
     settings_mod._current = saved
     yield demo, url.rstrip("/")
     demo.close()
