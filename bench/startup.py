@@ -22,6 +22,7 @@ from pathlib import Path
 from bench.report import markdown_table, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
+GOAL = 1.5  # issue 39: the app with every tab within 1.5x a bare gr.Blocks
 
 SUITE = """
 from app.main import build_app, launch
@@ -101,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\ninstalled environment: {size:.0f} MB")
     path = write_results("startup", {
         "cold_start_s": suite_s, "bare_blocks_s": bare_s, "ratio": ratio, "samples": samples,
-        "suite_samples_s": suite, "bare_samples_s": bare, "env_size_mb": size, "goal_ratio_max": 3.0,
+        "suite_samples_s": suite, "bare_samples_s": bare, "env_size_mb": size, "goal_ratio_max": GOAL,
     })
-    verdict = "meets" if ratio <= 3.0 else "misses"
-    print(f"startup: suite {suite_s:.2f} s vs bare Blocks {bare_s:.2f} s → ratio {ratio:.2f} ({verdict} the ≤ 3 goal); wrote {path.relative_to(ROOT)}")
+    verdict = "meets" if ratio <= GOAL else "misses"
+    print(f"startup: suite {suite_s:.2f} s vs bare Blocks {bare_s:.2f} s → ratio {ratio:.2f} ({verdict} the ≤ {GOAL} goal); wrote {path.relative_to(ROOT)}")
     return 0
 
 
