@@ -8,8 +8,8 @@ keeps the previous file of that name as it was; a process killed mid-write leave
 files, which :func:`remove_partials` deletes on the next start. ``ENOSPC`` / ``EDQUOT`` become
 :class:`DiskFullError`, which names the file and the free space.
 
-:class:`FolderLock` marks a folder as being written by a live process (an OS lock, released when the
-process dies however it dies), so start-up cleanup and age-based sweeps never touch a running job's
+:class:`FolderLock` marks a folder as being written by a live job (``filelock``'s OS lock, released when
+the process dies however it dies), so start-up cleanup and age-based sweeps never touch a running job's
 folder; :func:`sweep` deletes old output folders on a schedule.
 """
 
@@ -24,12 +24,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import DiskFullError
+from filelock import FileLock, Timeout
 
-try:
-    import fcntl
-except ImportError:  # no flock (Windows): a lock file then always counts as held, so cleanup never touches it
-    fcntl = None
+from .errors import DiskFullError
 
 PART = ".part-"
 LOCK_NAME = ".lock"
@@ -122,35 +119,34 @@ def reserve(path: str | Path, nbytes: int) -> None:
 # --- folders in use, and cleaning up after a crash --------------------------------------------------------
 
 class FolderLock:
-    """An exclusive lock on ``folder`` (a ``.lock`` file held with ``flock``) for the life of a job.
+    """A job's exclusive hold on ``folder`` for its life: ``filelock.FileLock`` on ``folder/.lock``.
 
-    ``acquire`` returns False when another live process or job holds it. The OS drops the lock when its
-    process dies, so a lock file left by a killed server is stale and :func:`is_locked` says so.
+    ``acquire`` never waits: it returns False when another job (in this process or another) holds the folder.
+    The OS drops the lock when its process dies however it dies, so a lock file left by a killed server is
+    stale and :func:`is_locked` says so. The lock file stays after ``release`` (deleting it there would let a
+    job that opened it just before hold the deleted file while the next one locks a new one: two holders).
+    Not thread-bound: a generator may take it on one thread and give it back on another.
     """
 
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
-        self._fd: int | None = None
+        self._lock = FileLock(self.folder / LOCK_NAME, thread_local=False)
 
     def acquire(self) -> bool:
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
+            self._lock.acquire(timeout=0)
+        except Timeout:
             return False
-        self._fd = fd
         return True
 
     def release(self) -> None:
-        if self._fd is None:
-            return
-        with contextlib.suppress(FileNotFoundError):
-            (self.folder / LOCK_NAME).unlink()
-        os.close(self._fd)  # closing drops the flock
-        self._fd = None
+        if self._lock.is_locked:
+            self._lock.release(force=True)
+
+    @property
+    def held(self) -> bool:
+        return self._lock.is_locked
 
     def __enter__(self) -> FolderLock:
         if not self.acquire():
@@ -168,28 +164,38 @@ def is_locked(folder: str | Path) -> bool:
     folder = Path(folder)
     if not (folder / LOCK_NAME).exists():
         return False
-    if fcntl is None:
-        return True
     probe = FolderLock(folder)
     if probe.acquire():
-        os.close(probe._fd)  # keep the (stale) file for the caller to remove; just drop the lock
-        probe._fd = None
+        probe.release()
         return False
     return True
 
 
 def remove_partials(folder: str | Path) -> list[Path]:
     """Delete ``.part-`` files (writes cut short by a crash) and stale lock files under ``folder``, except in
-    folders a live job holds; returns what was removed."""
+    folders a live job holds; returns what was removed. A stale lock file is deleted while this holds it, so a
+    job that opens it meanwhile finds it gone and takes a new one (``filelock`` checks)."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    held = [p.parent for p in folder.rglob(LOCK_NAME) if is_locked(p.parent)]
-    removed = [p for p in folder.rglob("*") if p.is_file() and (PART in p.name or p.name == LOCK_NAME)
-               and not any(p.is_relative_to(h) for h in held)]
-    for p in removed:
-        with contextlib.suppress(FileNotFoundError):
-            p.unlink()
+    removed: list[Path] = []
+    held: list[Path] = []
+    for lock_file in folder.rglob(LOCK_NAME):
+        probe = FolderLock(lock_file.parent)
+        if not probe.acquire():
+            held.append(lock_file.parent)
+            continue
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                lock_file.unlink()
+                removed.append(lock_file)
+        finally:
+            probe.release()
+    for p in folder.rglob("*"):
+        if p.is_file() and PART in p.name and not any(p.is_relative_to(h) for h in held):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+                removed.append(p)
     return removed
 
 

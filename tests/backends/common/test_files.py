@@ -5,6 +5,7 @@ import errno
 import os
 import time
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -149,7 +150,7 @@ def test_a_video_depth_run_on_a_full_disk_says_so_and_keeps_the_last_outputs(tmp
     assert first.png_zip.read_bytes() == old_zip  # the last run's download is still whole
     with zipfile.ZipFile(first.png_zip) as z:
         assert z.testzip() is None and len(z.namelist()) == 6
-    assert leftovers(out) == [] and not (out / files.LOCK_NAME).exists()
+    assert leftovers(out) == [] and not files.is_locked(out)
 
 
 def test_folder_lock_is_exclusive_and_a_dead_holders_lock_is_stale(tmp_path):
@@ -160,11 +161,33 @@ def test_folder_lock_is_exclusive_and_a_dead_holders_lock_is_stale(tmp_path):
     (folder / f".out{files.PART}1234.mp4").write_bytes(b"half")
     assert files.remove_partials(folder) == []  # never under a live job
     lock.release()
-    assert not (folder / files.LOCK_NAME).exists() and not files.is_locked(folder)
-    (folder / files.LOCK_NAME).write_text("")  # what a killed process leaves: a file nobody holds
-    assert not files.is_locked(folder)
+    # the lock file stays (deleting it on release would let two jobs hold the folder): nobody holds it now
+    assert (folder / files.LOCK_NAME).exists() and not files.is_locked(folder)
+    again = files.FolderLock(folder)
+    assert again.acquire() and not files.FolderLock(folder).acquire()  # one holder at a time, also after a release
+    again.release()
     removed = sorted(p.name for p in files.remove_partials(folder))
     assert removed == [files.LOCK_NAME, f".out{files.PART}1234.mp4"] and list(folder.iterdir()) == []
+
+
+def test_a_folder_held_by_another_process_is_locked_until_that_process_dies(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from backends.common.files import FolderLock; "
+                               f"lock = FolderLock({str(folder)!r}); assert lock.acquire(); print('held', flush=True); "
+                               "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[3])
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert files.is_locked(folder) and not files.FolderLock(folder).acquire()
+        assert files.remove_partials(folder) == []
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not files.is_locked(folder)  # the OS dropped the dead process's lock; its file is stale
+    assert [p.name for p in files.remove_partials(folder)] == [files.LOCK_NAME]
 
 
 def test_sweep_deletes_old_outputs_and_keeps_new_and_running_ones(tmp_path):
