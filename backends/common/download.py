@@ -1,17 +1,19 @@
 """Getting a real checkpoint from the Hugging Face Hub: every file its spec lists, with progress, Stop and resume.
 
 :func:`download` is long work (a generator of :class:`ProgressEvent`, then a :class:`DownloadResult`) that
-the CLI (``models download``), the System tab's *Download* button and the tests all drive. It goes through
-huggingface_hub's own client (metadata, ``get_hf_file_metadata`` and ``http_get`` per file) into ``<models_dir>/<repo id>`` (the
+the CLI (``models download``), the System tab's *Download* action (``backends.common.system_actions``) and the
+tests all drive; nothing else downloads (``registry.resolve`` never does). It goes through huggingface_hub's
+public API (``HfApi`` for the metadata, ``hf_hub_download`` per file) into ``<models_dir>/<repo id>`` (the
 registry's first place to look), pinned to one commit so the files belong together:
 
 * first the licence and the sizes (``model_info``, ``get_paths_info``): the licence is the first event, and
   a disk too small for what is still to fetch stops here, before a byte is written;
-* bytes, rate and time left are reported per chunk; a :class:`CancelToken` stops it between chunks. Each
-  file gathers in ``.partial/<file>.part`` (the client's ``http_get``, which resumes a dropped connection
-  itself) and is moved into place only when whole and matching its published sha256, so an interrupted
-  run leaves no file that counts as present, and the next run resumes the ``.part`` with a Range request
-  (huggingface_hub 1.x+ deletes its own partial files on any error, so it cannot resume across runs);
+* bytes, rate and time left are reported per chunk (``hf_hub_download``'s ``tqdm_class``); a
+  :class:`CancelToken` stops it between chunks. Each file is fetched into the staging folder ``.partial/``
+  (the client resumes a dropped connection itself with a Range request) and moved into place only when
+  whole and matching its published sha256, so an interrupted run leaves no file that counts as present.
+  A file that arrived whole is kept and never fetched again; the file a Stop (or a killed process) cut
+  short starts over on the next run (huggingface_hub discards its own partial file then);
 * a manifest (:data:`MANIFEST`) is written last, with the sha256 the hub published for each LFS file, so
   ``models check`` can verify the weights later (:func:`verify_download`).
 
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from .errors import Cancelled, DownloadError
 from .files import FolderLock, free_bytes, is_disk_full, write_text
-from .progress import CancelToken, ProgressEvent, check_cancelled, stream_reports
+from .progress import CancelToken, ProgressEvent, Reporter, stream_reports
 from .registry import ModelSpec, sha256_file
 from .settings import Settings, get_settings
 
@@ -101,7 +103,7 @@ def download(spec: ModelSpec, cancel: CancelToken | None = None, settings: Setti
 
 
 def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings: Settings, token: str | None,
-         report) -> DownloadResult:
+         report: Reporter) -> DownloadResult:
     from huggingface_hub import HfApi, constants
 
     if constants.is_offline_mode():
@@ -120,13 +122,13 @@ def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings:
         _check_space(spec, folder, todo)
         tracker = _Tracker(spec.id, sum(f.size for f in remote), sum(f.size for f in remote if f not in todo), report)
         bar = _bar_class(tracker)
-        lock = FolderLock(partial_path(folder, "x").parent)  # one download per model folder, across processes
+        lock = FolderLock(staging_folder(folder))  # one download per model folder, across processes
         if todo and not lock.acquire():
             raise DownloadError(spec.id, "busy", "it is being downloaded right now (another window, tab or "
                                                  "command); wait for that download to finish.")
         try:
             for f in todo:
-                check_cancelled()
+                report.cancel.raise_if_cancelled()
                 tracker.file = f.path
                 _fetch(spec, f, folder, endpoint, info.sha, token, bar, tracker)
                 tracker.finish_file(f.size)
@@ -143,38 +145,28 @@ def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings:
 
 def _fetch(spec: ModelSpec, f: RemoteFile, folder: Path, endpoint: str, revision: str, token: str | None, bar,
            tracker: _Tracker) -> None:
-    """One file through the hub client (``get_hf_file_metadata`` + ``http_get``), appended to a ``.part`` file
-    that outlives a Stop, a lost connection or a killed process, so the next run resumes it with a Range request;
-    checked against the published sha256, then moved into place in one step."""
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils import build_hf_headers
+    """One file through ``hf_hub_download`` into the staging folder (its ``tqdm_class`` reports each chunk and
+    stops the download on Stop), checked against the published sha256, then moved into place in one step."""
+    from huggingface_hub import hf_hub_download
 
-    url = hf_hub_url(spec.location, f.path, revision=revision, endpoint=endpoint)
-    meta = get_hf_file_metadata(url, token=token, endpoint=endpoint)
-    part = partial_path(folder, f.path)
-    part.parent.mkdir(parents=True, exist_ok=True)
-    if part.exists() and part.stat().st_size > f.size:
-        part.unlink()
-    resume = part.stat().st_size if part.exists() else 0
-    with open(part, "ab") as out:
-        http_get(meta.location or url, out, resume_size=resume, headers=build_hf_headers(token=token),
-                 expected_size=f.size, tqdm_class=bar)
+    fetched = Path(hf_hub_download(spec.location, f.path, revision=revision, endpoint=endpoint, token=token,
+                                   local_dir=staging_folder(folder), tqdm_class=bar))
     if f.sha256:
         tracker.emit(force=True, note=f"checking the sha256 of {f.path}")
-        digest = sha256_file(part)
+        digest = sha256_file(fetched)
         if digest != f.sha256:
-            part.unlink()
+            fetched.unlink()
             raise DownloadError(spec.id, "failed", f"{f.path} arrived with sha256 {digest[:12]}…, the hub published "
                                                    f"{f.sha256[:12]}…; it was deleted: run again.")
     target = folder / f.path
     target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(part, target)
+    os.replace(fetched, target)
 
 
-def partial_path(folder: Path, name: str) -> Path:
-    """Where a file's bytes gather until it is whole (never a path the registry counts as present)."""
-    return Path(folder) / ".partial" / f"{name}.part"
+def staging_folder(folder: Path) -> Path:
+    """Where a model's files arrive until each is whole and checked (never a path the registry counts as
+    present); it also holds the download's lock."""
+    return Path(folder) / ".partial"
 
 
 def _remote_files(api, spec: ModelSpec, files: tuple[str, ...], revision: str) -> list[RemoteFile]:
@@ -192,8 +184,7 @@ def _present(folder: Path, f: RemoteFile) -> bool:
 
 
 def _check_space(spec: ModelSpec, folder: Path, todo: list[RemoteFile]) -> None:
-    parts = [partial_path(folder, f.path) for f in todo]
-    need = max(0, sum(f.size for f in todo) - sum(p.stat().st_size for p in parts if p.is_file()))
+    need = sum(f.size for f in todo)
     free = free_bytes(folder)
     if need > free:
         raise DownloadError(spec.id, "disk", f"it needs {_size(need)} more and the disk holding the models folder "
@@ -222,7 +213,7 @@ class _Tracker:
     def add(self, n: int) -> None:
         self.current += n
         self.fetched += n
-        check_cancelled()
+        self.report.cancel.raise_if_cancelled()
         self.emit(force=self.first_chunk)  # and its first bytes: the download is moving (or resumed)
         self.first_chunk = False
 
@@ -244,7 +235,9 @@ class _Tracker:
 
 
 def _bar_class(tracker: _Tracker):
-    """A tqdm class for ``hf_hub_download(tqdm_class=…)``: every chunk it counts goes to ``tracker``."""
+    """A tqdm class for ``hf_hub_download(tqdm_class=…)``: every chunk it counts goes to ``tracker`` (which
+    raises ``Cancelled`` there on Stop). It has ``update_transfer``, so a Xet download makes one bar of it (bytes
+    written) rather than two; the bytes are counted once, in ``update``."""
     from huggingface_hub.utils import tqdm as hf_tqdm
 
     class _Bar(hf_tqdm):
@@ -255,6 +248,12 @@ def _bar_class(tracker: _Tracker):
 
         def update(self, n=1):
             tracker.add(int(n or 0))
+
+        def update_transfer(self, n=1):
+            pass  # the network's bytes: counted when written (update)
+
+        def set_transfer_postfix_str(self, *args, **kwargs):
+            pass
 
     return _Bar
 

@@ -137,15 +137,29 @@ def track(items: Iterable[T], total: int, cancel: CancelToken | None, message: s
 Report = Callable[[ProgressEvent], None]
 
 
-def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = None) -> Iterator[ProgressEvent | T]:
+class Reporter:
+    """What :func:`stream_reports` hands the work: call it with each event; ``cancel`` is the work's own token
+    (a child of the caller's), for the checks the work makes between its reports."""
+
+    def __init__(self, put: Callable[[tuple], bool], cancel: CancelToken) -> None:
+        self._put = put
+        self.cancel = cancel
+
+    def __call__(self, event: ProgressEvent) -> None:
+        self.cancel.raise_if_cancelled()
+        if not self._put(("event", event)):
+            raise Cancelled("the consumer stopped listening")
+
+
+def stream_reports(work: Callable[[Reporter], T], cancel: CancelToken | None = None) -> Iterator[ProgressEvent | T]:
     """Run ``work(report)`` on a worker thread; yield each event it reports, then its result.
 
     This is how a diffusers pipeline, which reports through ``callback_on_step_end`` rather than by
     yielding, streams previews (the same pattern as transformers' ``TextIteratorStreamer``).
-    ``report`` raises :class:`Cancelled` once ``cancel`` is set — or once the consumer stops
-    iterating (closed, e.g. by a client that went away) — so the work stops at its next report, i.e.
-    within a step; it waits while the consumer is two events behind. The work runs with a token of its
-    own (child of ``cancel``) as the current one, so :func:`check_cancelled` deeper down stops it too.
+    ``report`` (a :class:`Reporter`) raises :class:`Cancelled` once ``cancel`` is set — or once the consumer
+    stops iterating (closed, e.g. by a client that went away) — so the work stops at its next report, i.e.
+    within a step; it waits while the consumer is two events behind. ``report.cancel`` is the token the work
+    checks between its reports (a child of ``cancel`` that the consumer going away cancels too).
     The consumer, once told to stop, waits for the worker to end: no work outlives its job.
     Exceptions of the work are re-raised in the consumer.
     """
@@ -161,10 +175,7 @@ def stream_reports(work: Callable[[Report], T], cancel: CancelToken | None = Non
                 continue
         return False
 
-    def report(event: ProgressEvent) -> None:
-        token.raise_if_cancelled()
-        if not put(("event", event)):
-            raise Cancelled("the consumer stopped listening")
+    report = Reporter(put, token)
 
     def run() -> None:
         with cancel_scope(token):

@@ -2,9 +2,10 @@
 
 Every capability declares its models as :class:`ModelSpec` objects in ``backends/<capability>/models.py``
 (a module-level ``SPECS`` list). :func:`resolve` finds a model locally — embedded assets, the configured
-models folder, the Hugging Face cache — or raises :class:`ModelMissingError` naming the places searched
-and how to get it. Nothing is downloaded unless the settings allow it (``offline=False``), and embedded
-assets are verified against their recorded sha256 before use.
+models folder, the Hugging Face cache — or raises :class:`ModelMissingError` naming the model, the places
+searched and the command that gets it. It never downloads: fetching a model is a person's decision, made
+with ``iclr25-studio models download`` or the System tab's *Download* (``backends.common.download``, with
+progress, Stop and clear errors). Embedded assets are verified against their recorded sha256 before use.
 """
 
 from __future__ import annotations
@@ -167,7 +168,8 @@ class ModelRegistry:
 # --- resolution ------------------------------------------------------------------------------------
 
 def resolve(spec: ModelSpec, settings: Settings | None = None) -> ResolvedModel:
-    """Find ``spec`` locally (or download it when allowed) or raise ModelMissingError / ModelCorruptError."""
+    """Find ``spec`` here or raise ModelMissingError (where it was looked for, how to get it) / ModelCorruptError.
+    Never downloads."""
     settings = settings or get_settings()
     searched: list[str] = []
     for where, path in _candidates(spec, settings):
@@ -180,18 +182,17 @@ def resolve(spec: ModelSpec, settings: Settings | None = None) -> ResolvedModel:
             return ResolvedModel(spec, path, where)
         if spec.fp16_files and _has_files(path, spec.fp16_files):
             return ResolvedModel(spec, path, where, "fp16")
-    cached = _hf_cache_lookup(spec, settings, searched)
+    cached = _hf_cache_lookup(spec, searched)
     if cached is not None:
         return cached
     raise ModelMissingError(spec.id, searched, spec.instructions(settings))
 
 
 def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStatus:
-    """Like :func:`resolve` but never raises and never downloads: for tables and ``models check``."""
+    """Like :func:`resolve` but never raises: for tables and ``models check``."""
     settings = settings or get_settings()
-    offline = settings if settings.offline else settings.model_copy(update={"offline": True})
     try:
-        found = resolve(spec, offline)
+        found = resolve(spec, settings)
     except ModelMissingError as e:
         return ModelStatus(spec, False, None, e.searched, _partly(spec, settings) or "missing")
     except ModelCorruptError as e:
@@ -200,12 +201,12 @@ def model_status(spec: ModelSpec, settings: Settings | None = None) -> ModelStat
 
 
 def _partly(spec: ModelSpec, settings: Settings) -> str | None:
-    """For a Hub model that is not present: whether a download of it was started (files or ``.partial/``)."""
+    """For a Hub model that is not present: whether a download of it was started (some of its files are here)."""
     if spec.source != "hf":
         return None
     folder = settings.models_dir / spec.location
     have = [f for f in spec.files if (folder / f).is_file()]
-    if not have and not any((folder / ".partial").rglob("*.part")):
+    if not have:
         return None
     return (f"partly downloaded ({len(have)} of {len(spec.files)} files): run `iclr25-studio models download "
             f"{spec.id}` to resume")
@@ -233,13 +234,9 @@ def _has_files(path: Path, files: tuple[str, ...]) -> bool:
     return all((path / f).is_file() for f in files)
 
 
-def _hf_cache_lookup(spec: ModelSpec, settings: Settings, searched: list[str]) -> ResolvedModel | None:
-    """The Hugging Face cache (``hf download`` without ``--local-dir``), and, when downloads are allowed, the Hub.
-
-    Present means every file of the spec, weights included; a download goes through
-    :func:`backends.common.download.download` and its errors (gated, auth, 404, network, disk) propagate as
-    :class:`~backends.common.download.DownloadError`, never as "missing".
-    """
+def _hf_cache_lookup(spec: ModelSpec, searched: list[str]) -> ResolvedModel | None:
+    """The Hugging Face cache (``hf download`` without ``--local-dir``), read only (``local_files_only``):
+    present means every file of the spec, weights included."""
     if spec.source != "hf":
         return None
     from huggingface_hub import constants, snapshot_download
@@ -255,13 +252,7 @@ def _hf_cache_lookup(spec: ModelSpec, settings: Settings, searched: list[str]) -
                 return ResolvedModel(spec, path, "Hugging Face cache", variant)
         except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
             pass
-    if settings.offline:
-        return None
-    from .download import download
-    from .progress import run_to_result
-
-    result = run_to_result(download(spec, settings=settings))
-    return ResolvedModel(spec, result.folder, "downloaded", result.variant)
+    return None
 
 
 # --- checksums -------------------------------------------------------------------------------------

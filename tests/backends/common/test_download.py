@@ -99,7 +99,7 @@ def test_a_connection_dropped_mid_file_resumes_with_a_range_request(hub, setting
     assert model_status(spec, settings).present
 
 
-def test_stop_mid_file_keeps_no_file_and_the_next_run_resumes_it(hub, settings, monkeypatch):
+def test_stop_mid_file_keeps_the_whole_files_and_the_next_run_fetches_only_the_rest(hub, settings, monkeypatch):
     import huggingface_hub.constants as constants
 
     monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 8192)
@@ -109,29 +109,33 @@ def test_stop_mid_file_keeps_no_file_and_the_next_run_resumes_it(hub, settings, 
     repo.pause_after[name] = 32_768
     token = CancelToken()
 
+    chunks_after_stop = []
     with pytest.raises(Cancelled):
         for item in dl.download(spec, token, settings):
             # stop once the first bytes of the weights have arrived (the server holds the rest back until then)
             p = item.preview if isinstance(item, ProgressEvent) else None
-            if p is not None and p.file == name and p.done_bytes > len(repo.files["config.json"]):
+            if token.cancelled:
+                chunks_after_stop.append(item)
+            elif p is not None and p.file == name and p.done_bytes > len(repo.files["config.json"]):
                 token.cancel()
                 repo.release.set()
+    assert chunks_after_stop == []  # the next chunk after the Stop ended it
 
     folder = settings.models_dir / spec.location
-    part = dl.partial_path(folder, name)
-    kept = part.stat().st_size
-    assert 0 < kept < len(repo.files[name])
+    assert (folder / "config.json").read_bytes() == repo.files["config.json"]  # whole: kept
     assert not (folder / name).exists() and model_status(spec, settings).present is False
+    assert not list(dl.staging_folder(folder).rglob("*.incomplete"))  # nothing half-fetched lies around
     st = model_status(spec, settings)
     assert "partly downloaded (1 of 2 files)" in st.problem and f"models download {spec.id}" in st.problem
     from backends.common.registry import ModelRegistry, status_table
 
     assert status_table(ModelRegistry([spec]), settings)[0][4] == "partial"
 
+    hub.log.clear()
     result, _ = run(spec, settings)
-    assert hub.ranges(name)[-1] == f"bytes={kept}-"
-    assert (folder / name).read_bytes() == repo.files[name] and not part.exists()
-    assert result.bytes_downloaded == len(repo.files[name]) - kept
+    assert hub.ranges("config.json") == [] and hub.ranges(name) == [None]  # only what was missing
+    assert (folder / name).read_bytes() == repo.files[name]
+    assert result.bytes_downloaded == len(repo.files[name]) and model_status(spec, settings).present
 
 
 @pytest.mark.parametrize("token, status", [(None, 401), ("hf_someone", 403)])
@@ -195,16 +199,21 @@ def test_no_network_is_a_clear_message(monkeypatch, settings):
     assert info.value.kind == "network" and "cannot reach the Hugging Face Hub" in str(info.value)
 
 
-def test_resolve_with_downloads_allowed_raises_the_clear_error_not_missing(hub, settings):
+def test_resolve_never_downloads_a_missing_model_it_names_it_where_it_looked_and_the_command(hub, settings):
+    from backends.common.errors import ModelMissingError
+
     spec = default_registry().get("loose-control-3dbox")
     hub.repos[spec.location] = published(spec)
-    hub.repos[spec.location].gated = True
-    online = settings.model_copy(update={"offline": False})
-    with pytest.raises(DownloadError, match="hf auth login"):
+    online = settings.model_copy(update={"offline": False})  # even where downloads would be allowed
+    with pytest.raises(ModelMissingError) as info:
         default_registry().resolve(spec.id, online)
-    hub.repos[spec.location].gated = False
+    message = str(info.value)
+    assert f"Model '{spec.id}' is missing" in message and str(settings.models_dir / spec.location) in message
+    assert f"iclr25-studio models download {spec.id}" in message
+    assert hub.log == []  # not one request to the hub
+    run(spec, settings)  # the download is a person's decision
     found = default_registry().resolve(spec.id, online)
-    assert found.where == "downloaded" and (found.path / "pytorch_lora_weights.safetensors").is_file()
+    assert found.where == "models folder" and (found.path / "pytorch_lora_weights.safetensors").is_file()
 
 
 def test_the_fp16_variant_downloads_alone_and_resolves_as_fp16(hub, settings):
@@ -232,7 +241,7 @@ def test_a_second_download_of_the_same_model_at_once_is_refused(hub, settings):
 
     spec = default_registry().get("controlnet-sd15-depth")
     hub.repos[spec.location] = published(spec)
-    held = FolderLock(dl.partial_path(settings.models_dir / spec.location, "x").parent)
+    held = FolderLock(dl.staging_folder(settings.models_dir / spec.location))
     assert held.acquire()
     try:
         with pytest.raises(DownloadError, match="being downloaded right now") as info:
@@ -255,14 +264,14 @@ def test_a_hub_name_that_does_not_resolve_is_no_network(monkeypatch, settings):
 
 
 def test_a_disk_that_fills_mid_download_says_free_space_and_the_next_run_completes(hub, settings, monkeypatch):
-    import builtins
     import errno
+    import pathlib
 
     spec = default_registry().get("controlnet-sd15-depth")
     repo = hub.repos[spec.location] = published(spec)
     name = "diffusion_pytorch_model.safetensors"
 
-    class FillingUp:  # the .part file of the weights: the disk is full after 50 kB
+    class FillingUp:  # the hub client's temporary file of the weights: the disk is full after 50 kB
         def __init__(self, f):
             self.f = f
 
@@ -280,14 +289,18 @@ def test_a_disk_that_fills_mid_download_says_free_space_and_the_next_run_complet
         def __exit__(self, *exc):
             self.f.close()
 
-    real_open = builtins.open
-    monkeypatch.setattr(dl, "open", lambda path, mode="r", *a, **k: FillingUp(real_open(path, mode, *a, **k))
-                        if str(path).endswith(name + ".part") else real_open(path, mode, *a, **k), raising=False)
+    real_open = pathlib.Path.open
+
+    def filling_open(path, mode="r", *a, **k):
+        f = real_open(path, mode, *a, **k)
+        return FillingUp(f) if path.name.endswith(".incomplete") else f  # only the weights reach 50 kB
+
+    monkeypatch.setattr(pathlib.Path, "open", filling_open)
     with pytest.raises(DownloadError) as info:
         run(spec, settings)
     assert info.value.kind == "disk" and "free some space" in str(info.value)
     assert model_status(spec, settings).present is False
 
-    monkeypatch.setattr(dl, "open", real_open, raising=False)
+    monkeypatch.setattr(pathlib.Path, "open", real_open)
     result, _ = run(spec, settings)
     assert (result.folder / name).read_bytes() == repo.files[name]
