@@ -76,12 +76,12 @@ def check_actions(demo: gr.Blocks, parser: argparse.ArgumentParser) -> list[Acti
 
 
 def _bound_events(demo: gr.Blocks) -> dict[str, list]:
-    """Action name → the app's events that run it (``bind_action`` names its handler ``on_<action>``)."""
+    """Action name → the app's events that run it (``bind_action`` marks its handler with ``action_name``)."""
     found: dict[str, list] = {}
     for fn in demo.fns.values():
-        name = getattr(fn.fn, "__name__", "") or ""
-        if name.startswith("on_"):
-            found.setdefault(name[3:], []).append(fn)
+        name = getattr(fn.fn, "action_name", None)
+        if name:
+            found.setdefault(name, []).append(fn)
     return found
 
 

@@ -63,9 +63,22 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
         demo.load(deep_link(tabs), outputs=[outer, *inner.values()], api_visibility="private", queue=False,
                   show_progress="hidden")
         demo.unload(end_session)  # a closed page or a client gone: its running jobs stop
+    _name_tools_as_endpoints(demo)
     demo.queue(max_size=settings.queue_max_size, default_concurrency_limit=2)
     _limit_gpu_queue(demo, getattr(current_executor(), "concurrency", None) or settings.gpu_concurrency)
     return demo
+
+
+def _name_tools_as_endpoints(demo: gr.Blocks) -> None:
+    """Gradio's MCP server names a tool after its handler's ``__name__``; a tool is named as its API endpoint
+    instead (``counterfactual_generate``, not ``on_counterfactual_generate``), so MCP, the API and the run card
+    say one name."""
+    for fn in demo.fns.values():
+        if fn.fn is not None and fn.api_name and fn.api_visibility == "public":
+            try:
+                fn.fn.__name__ = fn.api_name
+            except (AttributeError, TypeError):  # a bound method or a builtin keeps its own
+                pass
 
 
 def deep_link(tabs):
@@ -122,15 +135,19 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
     # worker threads' freed tensors go back to the system instead of piling up in per-thread heaps
     limit_arenas(2)
     start_trimming()
-    # torch, diffusers, transformers and the backends are imported once, on one thread, while the page is
-    # served; handlers wait for it (app.components.warmup), so no two threads import them for the first time
-    imports = start_preload(PRELOAD)
     # what a killed server left (partial files, stale locks, old outputs) goes now and then on a schedule;
     # stopped or interrupted runs stay resumable (app.components.downloads, backends.common.runs)
     from app.components.downloads import start_cleanup
 
     start_cleanup()
-    out = demo.launch(**options)
-    if options.get("prevent_thread_lock"):
+    blocking = not options.pop("prevent_thread_lock", False)
+    out = demo.launch(**options, prevent_thread_lock=True)
+    # torch, diffusers, transformers and the backends are imported once, on one thread, once the page is
+    # served (not before: the first page comes sooner); a handler that runs first imports them itself under the
+    # same lock (app.components.warmup), so no two threads import them for the first time
+    imports = start_preload(PRELOAD)
+    if not blocking:
         imports.join()  # the caller goes on in this process: it must not import beside the preload either
+        return out
+    demo.block_thread()
     return out

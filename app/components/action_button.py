@@ -135,6 +135,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     handler.__signature__ = inspect.Signature(params)
     handler.__annotations__ = {"request": gr.Request}  # Gradio finds its special arguments by type hint
     handler.__name__ = f"on_{action.name}"
+    handler.action_name = action.name  # app.contract finds the events that run an action by it
     handler.__doc__ = api_docstring(action.description or action.name, names, action.request_type, to_request)
     listen_kwargs.setdefault("concurrency_id", "gpu" if action.heavy else f"{action.capability}-light")
     dependency = listen(trigger, user_errors(handler), status=status, inputs=list(inputs), outputs=order,
