@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import json
-import shutil
+import os
 import subprocess
 import sys
 import zipfile
@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from bench.wheel_check import build_wheel, checkout_files
+
 ROOT = Path(__file__).resolve().parents[1]
 DIST_INFO = "iclr25_studio-0.1.0.dist-info"
 
@@ -29,29 +31,14 @@ DIST_INFO = "iclr25_studio-0.1.0.dist-info"
 OPTIONAL_IMPORTS = {"ray": "dist", "torchvision": "gpu", "gsplat": "gpu"}
 
 
-def checkout_files() -> list[str]:
-    """The files a clone of this checkout would have (tracked, plus new ones git does not ignore)."""
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                         capture_output=True, check=True).stdout.decode()
-    return sorted(f for f in out.split("\0") if f and (ROOT / f).is_file())
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """(wheel path, file names in it, the build's output): built from a copy of the checkout's files, as
     ``pip install .`` builds it (setuptools' PEP 517 backend, the venv's setuptools)."""
-    src, dist = tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("dist")
-    for rel in checkout_files():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / rel, src / rel)
-    run = subprocess.run(
-        [sys.executable, "-c", "import sys, setuptools.build_meta as b; print(b.build_wheel(sys.argv[1]))", str(dist)],
-        cwd=src, capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, run.stderr[-3000:]
-    wheel = dist / run.stdout.strip().splitlines()[-1]
+    wheel, output = build_wheel(tmp_path_factory.mktemp("wheel"))
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-    return wheel, names, run.stdout + run.stderr
+    return wheel, names, output
 
 
 def _read(wheel: Path, name: str) -> str:
@@ -176,8 +163,6 @@ def test_the_unpacked_wheel_finds_its_own_models_outside_the_checkout(built, tmp
 
 
 def _env_without_settings() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if not k.startswith("ICLR25_")}
 
 
