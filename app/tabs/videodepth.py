@@ -19,16 +19,16 @@ from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.model_choices import model_choices
 from app.components.model_download import download_beside
+from app.components.params import control, documented
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.videodepth.actions import ESTIMATE_DEPTH
 from backends.videodepth.examples import EXAMPLES
-from backends.videodepth.outputs import COLORMAPS, preview_frame, run_summary, summary_text
-from backends.videodepth.requests import NUM_INTERP, WINDOW, VideoDepthRequest, input_file
+from backends.videodepth.outputs import preview_frame, run_summary, summary_text
+from backends.videodepth.requests import PointCloudRequest, VideoDepthRequest, checked, input_file
 from backends.videodepth.runstore import run_id_of
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
-RESOLUTIONS = [64, 128, 256]
 INTRO = (
     "**Depth Any Video** (ICLR 2025): a flow-matching video-depth model with rotary frame positions gives "
     "every frame's relative depth in 1–3 steps, whole clips at once. Long videos stream: key frames spread "
@@ -66,35 +66,44 @@ def _viewer_js() -> str:
     """
 
 
-def _request(file, model_id, max_side, steps, stride, max_frames, cmap, baseline, seed, noise,
-             long_video) -> VideoDepthRequest:
+def _request(input_path, model_id, max_side, num_inference_steps, stride, max_frames, colormap, baseline_frames,
+             seed, initial_noise, long_video) -> VideoDepthRequest:
     """The page's settings as a request, checked (its out_dir is set when a run starts)."""
-    request = VideoDepthRequest(input_file(file), Path("."), model_id=model_id, max_side=int(max_side),
-                                num_inference_steps=int(steps), window=WINDOW, overlap=WINDOW - int(stride),
-                                max_frames=int(max_frames), colormap=cmap, baseline_frames=int(baseline),
-                                seed=int(seed or 0), initial_noise=noise or "zero", long_video=long_video or "auto")
-    request.validate()
-    return request
+    return checked(VideoDepthRequest(input_file(input_path), Path("."), model_id=model_id, max_side=max_side,
+                                     num_inference_steps=num_inference_steps, stride=stride, max_frames=max_frames,
+                                     colormap=colormap, baseline_frames=baseline_frames,
+                                     seed=0 if seed is None else seed, initial_noise=initial_noise or "zero",
+                                     long_video=long_video or "auto"))
 
 
-def _new_run(file, *settings) -> VideoDepthRequest:
+def _new_run(input_path, model_id, max_side, num_inference_steps, stride, max_frames, colormap, baseline_frames,
+             seed, initial_noise, long_video) -> VideoDepthRequest:
     """A new run of the run store: the settings are checked before the upload is copied into its run folder
     (which outlives the server, named by the id the status shows)."""
     from backends.videodepth.runstore import start_run
 
-    request = _request(file, *settings)
+    request = _request(input_path, model_id, max_side, num_inference_steps, stride, max_frames, colormap,
+                       baseline_frames, seed, initial_noise, long_video)
     _, request = start_run(request.input_path, lambda local, out: replace(request, input_path=local, out_dir=out))
     return request
 
 
 def _stopped_in_session(state) -> VideoDepthRequest:
+    """Args:
+        state: This session's last run (kept on the server).
+    """
     request = (state or {}).get("stopped")
     if request is None:
         raise InputError("There is no stopped run to resume in this session; press “Estimate depth”.")
     return replace(request, resume=True)
 
 
-def _stopped_by_id(run_id, _state) -> VideoDepthRequest:
+def _stopped_by_id(run_id, state) -> VideoDepthRequest:
+    """Args:
+        run_id: The id of a stopped or interrupted run (the status shows it when a run starts), also one started
+            before the server restarted.
+        state: This session's last run (kept on the server; unused: the run id names the run).
+    """
     from backends.videodepth.runstore import stopped_request
 
     if not (run_id or "").strip():
@@ -128,30 +137,50 @@ def _show(request, result, paths) -> tuple:
 
 
 @user_errors
+@documented()
 def on_example(name):
+    """One of the held-out synthetic example clips, as the file input's value.
+
+    Args:
+        name: The example's name, as the page lists it (e.g. 'room A · 48 frames').
+    """
     from backends.videodepth.examples import example_clip
 
     return str(example_clip(name)) if name else gr.update()
 
 
 @user_errors
-def on_estimate(file, *settings):
+@documented(VideoDepthRequest)
+def on_estimate(input_path, model_id, max_side, num_inference_steps, stride, max_frames, colormap, baseline_frames,
+                seed, initial_noise, long_video):
+    """What a run of these settings will cost before it starts: frames, windows, time and memory, measured on one
+    window of the model."""
     from backends.videodepth.service import estimate_run
 
-    if not file:
+    if not input_path:
         return "Upload a video to see the time and memory a run takes."
-    return "**Before you run:** " + estimate_run(_request(file, *settings)).summary()
+    request = _request(input_path, model_id, max_side, num_inference_steps, stride, max_frames, colormap,
+                       baseline_frames, seed, initial_noise, long_video)
+    return "**Before you run:** " + estimate_run(request).summary()
 
 
 @user_errors
-def on_cloud(frame_v, state):
-    from backends.videodepth.service import PointCloudRequest, frame_point_cloud
+@documented(PointCloudRequest)
+def on_cloud(frame, state):
+    """One frame of this session's finished run as a coloured point cloud (shown in the page's 3D viewer), its .ply
+    added to the downloads.
+
+    Args:
+        state: This session's last run (kept on the server).
+    """
+    from backends.videodepth.service import frame_point_cloud
 
     state = state or {}
     if not state.get("npz"):
         raise InputError("Run the depth estimation first; the point cloud shows a frame of a finished run.")
-    cloud = frame_point_cloud(PointCloudRequest(state["request"].input_path, Path(state["npz"]), int(frame_v or 0),
-                                                new_output_dir("videodepth-ply")))
+    request = PointCloudRequest(state["request"].input_path, Path(state["npz"]), new_output_dir("videodepth-ply"),
+                                frame=0 if frame is None else frame)
+    cloud = frame_point_cloud(checked(request))
     return cloud.viewer, list(state.get("files", [])) + [str(cloud.ply)]
 
 
@@ -176,36 +205,17 @@ def _source_and_model():
 def _settings(model) -> list:
     """The run's settings, in the order of the API's inputs (after the file)."""
     with gr.Row():
-        max_side = gr.Dropdown(RESOLUTIONS, value=64, label="Max resolution (longer side; embedded: 64)",
-                               elem_id="vd-res",
-                               info="Frames are scaled so their longer side is at most this; larger is slower.")
-        steps = gr.Slider(1, 3, value=3, step=1, label="Euler steps (paper: 1–3)", elem_id="vd-steps",
-                          info="Per window; 3: steadiest, 1: 3× faster.")
+        max_side = control(VideoDepthRequest, "max_side", elem_id="vd-res")
+        steps = control(VideoDepthRequest, "num_inference_steps", elem_id="vd-steps")
     with gr.Row():
-        stride = gr.Slider(4, WINDOW - 2, value=WINDOW - VideoDepthRequest.overlap,
-                           step=1, label=f"Key-frame stride (window {WINDOW})", elem_id="vd-stride",
-                           info=f"Frames between key frames; the frames between are filled in from them "
-                                f"(the interpolation network: a stride of at most {NUM_INTERP + 1}).")
-        max_frames = gr.Number(600, precision=0, minimum=1, maximum=3000, label="Max frames", elem_id="vd-max-frames",
-                               info="Only the first this many frames of the video are estimated.")
+        stride = control(VideoDepthRequest, "stride", elem_id="vd-stride")
+        max_frames = control(VideoDepthRequest, "max_frames", widget="number", elem_id="vd-max-frames")
     with gr.Row():
-        cmap = gr.Dropdown(list(COLORMAPS), value="Spectral", label="Colour map", elem_id="vd-cmap",
-                           info="How depth is coloured in the video; the raw depth is in the downloads.")
-        baseline = gr.Slider(0, 96, value=24, step=1, label="Per-frame baseline frames (flicker score)",
-                             elem_id="vd-baseline",
-                             info="Frames also estimated one by one, to score the flicker the video model avoids (0: skip).")
-        seed = gr.Number(0, precision=0, minimum=0, label="Seed",
-                         info="Used only when the initial noise is random (shared or independent).")
-        noise = gr.Radio(["zero", "shared", "independent"], value="zero", label="Initial noise", elem_id="vd-noise",
-                         info="zero: every frame starts from the noise's mean (deterministic, steadiest on "
-                              "the embedded model); shared: one random map for all frames; independent: "
-                              "a new map per frame (the reference's sampling).")
-    long_video = gr.Radio(["auto", "interpolation", "windows"], value="auto", label="Long videos",
-                          elem_id="vd-long-video",
-                          info="interpolation: the paper's interpolation network fills the segments between "
-                               f"key frames; windows: windows of {WINDOW} aligned to the key frames; auto: the "
-                               "model's better one on held-out clips (see its model card), windows when the "
-                               "stride is too long to interpolate.")
+        cmap = control(VideoDepthRequest, "colormap", elem_id="vd-cmap")
+        baseline = control(VideoDepthRequest, "baseline_frames", elem_id="vd-baseline")
+        seed = control(VideoDepthRequest, "seed", widget="number")
+        noise = control(VideoDepthRequest, "initial_noise", widget="radio", elem_id="vd-noise")
+    long_video = control(VideoDepthRequest, "long_video", widget="radio", elem_id="vd-long-video")
     return [model, max_side, steps, stride, max_frames, cmap, baseline, seed, noise, long_video]
 
 
@@ -235,8 +245,7 @@ def _results():
 
 def _point_cloud():
     with gr.Row():
-        frame = gr.Slider(0, 1, value=0, step=1, label="Frame for the point cloud", elem_id="vd-frame",
-                          info="Which frame's depth becomes the 3D point cloud.")
+        frame = control(PointCloudRequest, "frame", elem_id="vd-frame")
         cloud_btn = gr.Button("Show point cloud", elem_id="vd-cloud")
     viewer = gr.HTML("", html_template=VIEWER_HTML, css_template=VIEWER_CSS, js_on_load=_viewer_js(),
                      elem_id="vd-viewer", apply_default_css=False)

@@ -8,7 +8,17 @@ from dataclasses import replace
 from backends.common.action import Action
 from backends.common.errors import InputError
 
-from .requests import VideoDepthRequest
+from .requests import VideoDepthRequest, legacy_fields
+
+
+class _DepthAction(Action):
+    """An action whose run cards of earlier versions (the windows' overlap instead of the key-frame stride) still
+    replay."""
+
+    def request_from_card(self, card: dict, folder, out=None):
+        if isinstance(card.get("request"), dict):
+            card = {**card, "request": legacy_fields(card["request"])}
+        return super().request_from_card(card, folder, out)
 
 
 def _load(request: VideoDepthRequest):
@@ -46,7 +56,7 @@ def _summary(result) -> dict:
     return run_summary(result)
 
 
-ESTIMATE_DEPTH = Action(
+ESTIMATE_DEPTH = _DepthAction(
     name="videodepth_estimate_depth", capability="videodepth", request_type=VideoDepthRequest,
     load=_load, work=_estimate, write=_write, summary=_summary, output_fields=("out_dir",),
     description="Depth Any Video: consistent depth of every frame of a video (or an image), streamed to files.")

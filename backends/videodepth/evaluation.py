@@ -53,5 +53,5 @@ def long_video(pipe, rgb: np.ndarray, method: str, steps: int, seed: int) -> np.
     if method == "interpolation":
         out = stream_depth_interpolated(pipe, lambda: iter(rgb), len(rgb), NUM_INTERP, 6, r.max_keys, steps, seed=seed)
     else:
-        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), r.window, r.overlap, r.max_keys, steps, seed=seed)
+        out = stream_depth(pipe, lambda: iter(rgb), len(rgb), r.window, r.window - r.stride, r.max_keys, steps, seed=seed)
     return np.stack([d for _, d in out])

@@ -15,7 +15,7 @@ from pathlib import Path
 from backends.common import runs
 from backends.common.errors import InputError
 
-from .requests import VideoDepthRequest
+from .requests import VideoDepthRequest, legacy_fields
 
 CAPABILITY = "videodepth"
 OUT = "run"  # a run folder's out_dir
@@ -53,6 +53,7 @@ def stopped_request(run_id: str) -> VideoDepthRequest:
     from .service import stopped_run
 
     folder, data = runs.open_run(CAPABILITY, run_id)
+    data = legacy_fields(data)
     known = {f.name for f in fields(VideoDepthRequest)}
     try:
         request = VideoDepthRequest(**{k: v for k, v in data.items() if k in known})

@@ -43,7 +43,7 @@ from .interpolation import NUM_INTERP, key_plan, segments, stream_depth_interpol
 from .longvideo import StreamState, WindowPlan, stream_depth
 from .models import REAL_MODEL, default_model  # noqa: F401 (torch-free; re-exported)
 from .outputs import FILES, colorize, flicker_score, png16_bytes, quantize16
-from .requests import LONG_VIDEO, MAX_FRAMES, PointCloudRequest, VideoDepthRequest  # noqa: F401 (re-exported)
+from .requests import LONG_VIDEO, MAX_FRAMES, PointCloudRequest, VideoDepthRequest, checked  # noqa: F401 (re-exported)
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".webp"}
 MAX_ASPECT = 8.0
@@ -187,7 +187,7 @@ def long_video_method(request: VideoDepthRequest, pipe, n_frames: int) -> str:
 def estimate_depth(request: VideoDepthRequest, pipe=None,
                    cancel: CancelToken | None = None) -> Iterator[ProgressEvent | VideoDepthResult]:
     """Stream ``request.input_path`` through the model; yield progress events (one per window), then the result."""
-    request.validate()
+    checked(request)
     if pipe is None:
         from .loading import model_for
 
@@ -253,7 +253,7 @@ def _measure_call(pipe, frames: int, size: tuple[int, int], steps: int) -> tuple
 def estimate_run(request: VideoDepthRequest, pipe=None) -> RunEstimate:
     """What a run of ``request`` will cost: read the input's length and size, then time one window of
     the model (and one single frame, for the baseline) at the working size, and scale by the plan."""
-    request.validate()
+    checked(request)
     if pipe is None:
         from .loading import model_for
 
@@ -465,6 +465,7 @@ def frame_point_cloud(request: PointCloudRequest) -> PointCloudResult:
     """One frame of a finished run as a coloured point cloud (relative depth; ``outputs.NEAR_FAR`` assumed)."""
     from .outputs import ply_bytes, point_cloud, viewer_payload
 
+    checked(request)
     try:
         with np.load(request.npz) as z:
             stack = z["disparity"]

@@ -133,7 +133,7 @@ def test_a_video_depth_run_on_a_full_disk_says_so_and_keeps_the_last_outputs(tmp
     src = write_mp4([np.roll(np.arange(16 * 24 * 3, dtype=np.uint8).reshape(16, 24, 3), i, 1) for i in range(6)],
                     tmp_path / "in.mp4", fps=10)
     out = tmp_path / "out"
-    req = VideoDepthRequest(src, out, max_side=24, num_inference_steps=1, window=8, overlap=2, baseline_frames=0)
+    req = VideoDepthRequest(src, out, max_side=24, num_inference_steps=1, window=8, stride=6, baseline_frames=0)
     first = list(estimate_depth(req, pipe))[-1]
     assert isinstance(first, VideoDepthResult)
     old_zip = first.png_zip.read_bytes()

@@ -61,12 +61,13 @@ def test_resume_continues_a_stopped_run(tmp_path):
     res = cli("--input", src, "--out", out, "--resume")
     assert res.returncode == 2 and "no stopped run" in res.stderr
     cancel = CancelToken()
-    req = VideoDepthRequest(src, out, num_inference_steps=1, window=16, overlap=4, baseline_frames=0)
+    req = VideoDepthRequest(src, out, num_inference_steps=1, window=16, stride=12, baseline_frames=0)
     with pytest.raises(Cancelled):
         for item in estimate_depth(req, load_model(), cancel):
             if isinstance(item, ProgressEvent) and item.message.startswith("window 2 "):
                 cancel.cancel()
-    res = cli("--input", src, "--out", out, "--steps", 1, "--baseline-frames", 0, "--resume")
+    res = cli("--input", src, "--out", out, "--steps", 1, "--window", 16, "--stride", 12, "--baseline-frames", 0,
+              "--resume")
     assert res.returncode == 0, res.stderr
     line = json.loads(res.stdout.strip().splitlines()[-1])
     assert line["frames"] == 40 and line["resumed_at_frame"] == 12

@@ -23,7 +23,7 @@ from backends.videodepth.service import VideoDepthRequest, VideoDepthResult, est
 from .conftest import tiny_pipeline
 
 ROOT = Path(__file__).resolve().parents[3]
-SETTINGS = dict(max_side=24, num_inference_steps=1, window=8, overlap=2, baseline_frames=0, long_video="windows")
+SETTINGS = dict(max_side=24, num_inference_steps=1, window=8, stride=6, baseline_frames=0, long_video="windows")
 
 # The "server": starts a run as the tab does, prints its id, and runs it; each window takes at least 0.3 s
 # so the test can kill it between windows whatever the machine's speed.
@@ -139,7 +139,7 @@ def test_the_cli_resumes_a_run_the_app_started_by_its_id(tmp_path, runs_dir, cap
     base = np.random.default_rng(1).integers(0, 255, (64, 64, 3), dtype=np.uint8)
     src = write_mp4((np.roll(base, i, 1) for i in range(40)), tmp_path / "in.mp4", fps=10)
     run_id, req = runstore.start_run(src, lambda s, o: VideoDepthRequest(s, o, num_inference_steps=1, window=16,
-                                                                         overlap=4, baseline_frames=0))
+                                                                         stride=12, baseline_frames=0))
     cancel = CancelToken()
     with pytest.raises(Exception, match="stopped by the user"):
         for item in estimate_depth(req, load_model(), cancel):

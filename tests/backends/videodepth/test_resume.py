@@ -35,7 +35,7 @@ def test_resume_gives_the_frames_of_an_uninterrupted_run(tmp_path, long_video):
     pipe = tiny_pipeline(interp=True)
     n = 18 if long_video == "windows" else 40  # interpolation segments are 18 frames long
     src = clip(tmp_path, n)
-    settings = dict(max_side=24, num_inference_steps=1, window=8, overlap=2, baseline_frames=3, long_video=long_video)
+    settings = dict(max_side=24, num_inference_steps=1, window=8, stride=6, baseline_frames=3, long_video=long_video)
     whole = finish(VideoDepthRequest(src, tmp_path / "whole", **settings), pipe)
 
     out = tmp_path / "stopped"
@@ -68,7 +68,7 @@ def test_resume_needs_a_stopped_run_with_the_same_settings(tmp_path):
     cancel = CancelToken()
     with pytest.raises(Cancelled):
         for _ in estimate_depth(VideoDepthRequest(src, out, max_side=24, num_inference_steps=1, window=6,
-                                                  overlap=2), pipe, cancel):
+                                                  stride=4), pipe, cancel):
             cancel.cancel()
     with pytest.raises(InputError, match="other settings"):
-        finish(VideoDepthRequest(src, out, max_side=24, num_inference_steps=2, window=6, overlap=2, resume=True), pipe)
+        finish(VideoDepthRequest(src, out, max_side=24, num_inference_steps=2, window=6, stride=4, resume=True), pipe)

@@ -25,7 +25,7 @@ def run(request, pipe, cancel=None):
 def test_video_to_raw_outputs(tmp_path):
     rng = np.random.default_rng(0)
     src = write_mp4((rng.integers(0, 255, (32, 48, 3), dtype=np.uint8) for _ in range(20)), tmp_path / "in.mp4", fps=12)
-    req = VideoDepthRequest(src, tmp_path / "out", max_side=24, num_inference_steps=1, window=8, overlap=2)
+    req = VideoDepthRequest(src, tmp_path / "out", max_side=24, num_inference_steps=1, window=8, stride=6)
     events, result = run(req, tiny_pipeline())
     assert result.frames == 20 and result.size == (24, 16) and result.fps == pytest.approx(12)
     assert all(isinstance(e, ProgressEvent) for e in events) and events[-1].fraction == 1.0 and len(events) >= 3
@@ -64,7 +64,7 @@ def test_bad_inputs_are_clear(tmp_path):
             run(VideoDepthRequest(tmp_path / name, tmp_path / "o"), pipe)
     with pytest.raises(InputError, match="too thin"):
         working_size(1000, 10, 64, 16)
-    with pytest.raises(InputError, match="max_frames"):
+    with pytest.raises(InputError, match="Max frames must be a whole number from 1 to 3000, got 0"):
         run(VideoDepthRequest(tmp_path / "wide.png", tmp_path / "o", max_frames=0), pipe)
 
 
@@ -73,25 +73,28 @@ def test_stop(tmp_path):
     cancel = CancelToken()
     cancel.cancel()
     with pytest.raises(Cancelled):
-        run(VideoDepthRequest(src, tmp_path / "o", max_side=16, num_inference_steps=1, window=8, overlap=2),
+        run(VideoDepthRequest(src, tmp_path / "o", max_side=16, num_inference_steps=1, window=8, stride=6),
             tiny_pipeline(), cancel)
 
 
 def test_estimate_counts_the_plan_and_times_the_model(tmp_path):
-    from backends.videodepth.service import estimate_run
+    from backends.videodepth.service import _measure_call, estimate_run
 
     src = write_mp4((np.full((24, 40, 3), i * 5, np.uint8) for i in range(30)), tmp_path / "in.mp4", fps=15)
-    est = estimate_run(VideoDepthRequest(src, tmp_path / "o", max_side=24, num_inference_steps=1, window=8, overlap=2,
-                                         baseline_frames=5), tiny_pipeline())
+    pipe = tiny_pipeline()
+    est = estimate_run(VideoDepthRequest(src, tmp_path / "o", max_side=24, num_inference_steps=1, window=8, stride=6,
+                                         baseline_frames=5), pipe)
     assert (est.frames, est.size, est.source_size, est.windows) == (30, (24, 8), (40, 24), 5)
     assert est.key_frames == 6 and est.per_frame_ms > 0
-    # the time scales the measured rate by the plan: 5 windows of 8 frames + 6 key frames through the
-    # network, plus reading 30 frames (10 ms each); the baseline's single frames come on top
-    assert est.seconds >= 46 * est.per_frame_ms / 1000 + 0.3 - 1e-9
+    # the estimate is the plan priced at the measured rates (arithmetic, no clock read here): 5 windows of 8 frames
+    # + 6 key frames through the network at the per-frame rate, the baseline's 5 single frames at the one-frame
+    # call's measured time (cached: the same measurement the estimate used), and reading 30 frames at 10 ms each
+    one_frame, _ = _measure_call(pipe, 1, est.size, 1)
+    assert est.seconds == pytest.approx(46 * est.per_frame_ms / 1000 + 5 * one_frame + 30 * 0.01)
     # the memory is what one tiny call adds, not the process's whole resident memory
     assert 0 < est.resident_mb and est.peak_extra_mb < est.resident_mb / 2
     assert "30 frame(s)" in est.summary() and "5 window(s) + 6 key frames" in est.summary()
-    with pytest.raises(InputError, match="colour map"):
+    with pytest.raises(InputError, match="Colour map must be one of"):
         estimate_run(VideoDepthRequest(src, tmp_path / "o", colormap="nope"), tiny_pipeline())
 
 
@@ -112,7 +115,7 @@ def test_long_video_method_follows_the_request_and_the_model(tmp_path):
     from backends.videodepth.service import AUTO_LONG_VIDEO, long_video_method
 
     with_interp, without = tiny_pipeline(interp=True), tiny_pipeline()
-    req = VideoDepthRequest(tmp_path / "v.mp4", tmp_path / "o", window=16, overlap=4)
+    req = VideoDepthRequest(tmp_path / "v.mp4", tmp_path / "o", window=16, stride=12)
     assert req.interp_overlap == 6  # the reference's overlap at its key-frame stride of 12
     assert long_video_method(req, without, 100) == "windows"
     assert long_video_method(req, with_interp, 100) == AUTO_LONG_VIDEO["videodepth-embedded"]
@@ -121,7 +124,7 @@ def test_long_video_method_follows_the_request_and_the_model(tmp_path):
     assert long_video_method(replace(req, long_video="windows"), with_interp, 100) == "windows"
     with pytest.raises(InputError, match="no interpolation network"):
         long_video_method(replace(req, long_video="interpolation"), without, 100)
-    with pytest.raises(InputError, match="long-video method"):
+    with pytest.raises(InputError, match="Long videos must be one of"):
         list(estimate_depth(replace(req, long_video="sideways"), without))
     # the defaults (windows of 32, key-frame stride 24) leave gaps the interpolation network cannot fill:
     # auto runs the windows for any model, an explicit interpolation request is a clear message
