@@ -14,7 +14,9 @@ SSIM on the person crop, ground truth from the open3d ray caster). Side by side 
   - per-subject optimisation: the same Gaussians-on-Mesh (the subject's template, initial face
     parameters) fitted by Adam to the 3 input views for the same wall time as our reconstruction.
 Speed: reconstruction seconds (3 iterations, CPU), render FPS of the avatar at 512² and 1024² on CPU
-(the fastest CPU renderer available; CUDA too when present).
+(the fastest CPU renderer available; CUDA too when present); at 512² (the tab's default) the served avatar's
+milliseconds per frame with the tile renderer against the pure-torch rasterizer, side by side, as a ratio
+(``render_512``; ``--render-only`` runs that alone).
 The served path at display resolution: the service's own reconstruct + render_novel (world-space
 low-pass included) on the tab's synthetic subjects at 512², PSNR against the ray-cast truth, for the
 trained and the served subdivision, with the rasterizer's milliseconds per frame.
@@ -31,7 +33,7 @@ views and from the true ones). Model-level, not a user action: the 64² comparis
 and the ablation checkpoints directly (iterations, per-subject optimisation), the FPS times the renderers,
 and the novel views are ``service.render_novel`` / ``render_frame`` (the tab's view controls, no action).
 
-    python -m bench.avatar [--quick]
+    python -m bench.avatar [--quick] [--render-only]
 """
 
 from __future__ import annotations
@@ -97,6 +99,61 @@ def render_fps(avatar: GoMAvatar, s: Subject, size: int, fn, repeats: int) -> fl
     for _ in range(repeats):
         fn(g, s.viewmats[3], k, size, size)
     return repeats / (time.perf_counter() - start)
+
+
+def render_512(avatar: GoMAvatar, s: Subject, repeats: int, size: int = 512) -> dict:
+    """The tab's default render size: milliseconds per frame of the compiled tile renderer (what the tab, the API
+    and the CLI run on a CPU) and of the pure-torch rasterizer (the baseline: the reference both are checked
+    against), on the same posed Gaussians and camera, side by side in this run (median of ``repeats`` after a
+    warm-up each); ``speedup_vs_torch`` = torch ms / tile ms. The speed goal a test once asserted (< 1 s at 512²)
+    is ``tile_ms`` here."""
+    from backends.avatar.render_fast import render_fast
+
+    g = avatar.gaussians(s.transforms[0])
+    k = s.Ks[3].clone()
+    k[:2] *= size / SIZE
+    out = {"size": size, "gaussians": len(g.means), "repeats": repeats, "torch_threads": torch.get_num_threads()}
+    for name, fn in (("tile", render_fast), ("torch", render_mod.render_torch)):
+        with torch.no_grad():
+            fn(g, s.viewmats[3], k, size, size)  # warm-up (compiles the numba kernels once)
+            times = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                fn(g, s.viewmats[3], k, size, size)
+                times.append(1000 * (time.perf_counter() - start))
+        out[f"{name}_ms"] = float(np.median(times))
+    out["speedup_vs_torch"] = out["torch_ms"] / out["tile_ms"]
+    return out
+
+
+def print_render_512(r: dict) -> None:
+    print(f"render at {r['size']}² ({r['gaussians']:,} Gaussians, served mesh): tile renderer {r['tile_ms']:.0f} ms "
+          f"vs torch rasterizer {r['torch_ms']:.0f} ms per frame: {r['speedup_vs_torch']:.1f}x faster")
+
+
+def render_only(args) -> None:
+    """``--render-only``: the 512² render comparison alone (one held-out subject's served avatar), into the last
+    results (bench/results/avatar.json keeps its other keys)."""
+    import json
+
+    from bench.report import RESULTS
+
+    folder = args.model or default_registry().resolve(EMBEDDED_ID).path
+    served = load_reconstructor(folder, levels=RENDER_LEVELS)
+    s = Subject.from_arrays(make_subject(TEST_SEED0, SIZE))
+    with torch.no_grad():
+        avatar = served(s.views(INPUTS))[-1][0]
+    r = render_512(avatar, s, 3 if args.quick else 10)
+    r["when"] = time.strftime("%Y-%m-%dT%H:%M:%S")  # the rest of the file keeps the full run's date
+    print_render_512(r)
+    last = RESULTS / "avatar.json"
+    if not last.is_file():
+        print(f"wrote {write_results('avatar', {'render_512': r})}")
+        return
+    result = json.loads(last.read_text())
+    result["render_512"] = r
+    last.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {last}")
 
 
 def served_renders(model: str, subjects: int, size: int = 512, azimuths=(30.0, 120.0, 210.0, 300.0)) -> dict:
@@ -240,8 +297,12 @@ def main() -> None:
     p.add_argument("--model", help="an exported model folder (default: the embedded avatar-embedded asset)")
     p.add_argument("--published-size", type=int, dest="published_size",
                    help="input size for the authors' lifegom checkpoint when present (default: its own 1024)")
+    p.add_argument("--render-only", action="store_true", dest="render_only",
+                   help="only the 512² render comparison (tile renderer vs torch rasterizer), into the last results")
     args = p.parse_args()
     torch.set_num_threads(1)
+    if args.render_only:
+        return render_only(args)
     n = args.subjects or (3 if args.quick else 20)
     folder = args.model or default_registry().resolve(EMBEDDED_ID).path
     ours = load_reconstructor(folder)
@@ -295,6 +356,7 @@ def main() -> None:
         sc = Subject(*(t.cuda() for t in (s.rgb, s.mask, s.viewmats, s.Ks, s.pose_index, s.transforms, s.template)))
         for size in (512, 1024):
             fps[f"fps_{size}_cuda"] = render_fps(cuda, sc, size, render_mod.render, reps)
+    speed_512 = render_512(fine, s, reps)
 
     served_check = served_renders(EMBEDDED_ID if args.model is None else str(Path(args.model).resolve()),
                                   args.served_subjects or (2 if args.quick else 6))
@@ -326,6 +388,7 @@ def main() -> None:
         "fps_512_cpu_served": fps["fps_512_cpu_fine"],
         "fps_1024_cpu_served": fps["fps_1024_cpu_fine"],
         "render": fps,
+        "render_512": speed_512,
         "paired": pairs,
         "served_512": served_check,
         "published_lifegom": published_run(args.published_size),
@@ -337,6 +400,7 @@ def main() -> None:
              summary[m]["novel_pose_psnr"], summary[m]["recon_s"]] for m in methods]
     print(markdown_table(["method", "PSNR", "SSIM", "novel-view PSNR", "±95%", "novel-pose PSNR", "seconds"], rows))
     print(f"render ({renderer}): " + ", ".join(f"{k} {v:.1f}" for k, v in fps.items() if k.startswith("fps")))
+    print_render_512(speed_512)
     for k, v in pairs.items():
         print(f"paired {k}: {v['psnr_diff']:+.3f} dB ± {v['psnr_diff_ci95']:.3f} over {v['images']} images "
               f"(± {v['psnr_diff_ci95_subjects']:.3f} over {v['subjects']} subjects), better on "

@@ -1,11 +1,15 @@
 """Avatar tab (LIFe-GoM): a few views of a person → an animatable Gaussians-on-Mesh avatar, posed and
 rendered live in the browser (Spark) and on the server (the compiled CPU tile renderer).
 
-The long actions (reconstruct, fit photos, video) are the backend's actions (``backends.avatar.actions``)
-bound to their buttons; what a session keeps between actions lives in ``backends.avatar.sessions``."""
+Every action is the backend's (``backends.avatar.actions``: reconstruct, fit photos, video, render, export,
+example) bound to its button with its progress, Stop and run card; its controls come from its request's fields
+(``backends.avatar.requests``; the pose sliders from ``Pose``'s), so the tab, the API and the CLI agree. What a
+session keeps between actions lives in ``backends.avatar.sessions``."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from pathlib import Path
 
@@ -14,26 +18,26 @@ import gradio as gr
 from app.components.action_button import bind_action, bind_stop, current_session
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
-from app.components.failures import listen
 from app.components.model_choices import model_choices as registered_choices
+from app.components.params import control, documented
 from app.tabs import TabSpec
 from backends.avatar import sessions
-from backends.avatar.actions import ACTIONS, FIT_PHOTOS, RECONSTRUCT, VIDEO
+from backends.avatar.actions import ACTIONS, EXAMPLE, EXPORT, FIT_PHOTOS, RECONSTRUCT, RENDER, VIDEO
 from backends.avatar.models import EMBEDDED_MODEL, PUBLISHED_MODEL
-from backends.avatar.params import PRESETS, SLIDER_RANGES, Pose
+from backends.avatar.params import PRESETS, Pose
+from backends.avatar.requests import (
+    ExampleRequest,
+    ExportRequest,
+    ReconstructRequest,
+    RenderRequest,
+    VideoRequest,
+)
 from backends.common.errors import InputError
+from backends.common.params import field_spec, fields_of
 
 STATIC = Path(__file__).resolve().parents[1] / "static"
 EMBEDDED, PUBLISHED = EMBEDDED_MODEL, PUBLISHED_MODEL
-SLIDERS = {
-    "yaw": "Turn (yaw)", "arm_raise_l": "Left arm raise", "arm_raise_r": "Right arm raise",
-    "arm_forward_l": "Left arm forward", "arm_forward_r": "Right arm forward", "elbow_l": "Left elbow",
-    "elbow_r": "Right elbow", "hip_l": "Left hip (forward)", "hip_r": "Right hip (forward)",
-    "hip_out_l": "Left hip (out)", "hip_out_r": "Right hip (out)", "knee_l": "Left knee", "knee_r": "Right knee",
-    "spine": "Bend forward", "head_turn": "Head turn",
-}
-RANGES = {name: (int(lo), int(hi)) for name, (lo, hi) in SLIDER_RANGES.items()}
-NEUTRAL = Pose().as_dict()
+SLIDERS = tuple(fields_of(Pose))  # the pose sliders in the tab's (and the API's) order: Pose's fields
 PRESET_NAMES = list(PRESETS)
 
 VIEWER_HTML = """
@@ -83,8 +87,27 @@ def _session(request: gr.Request | None = None) -> str:
     return getattr(request, "session_hash", None) or "anonymous"
 
 
-def _pose(values) -> Pose:
-    return Pose(**{name: float(v) for name, v in zip(SLIDERS, values, strict=True)})
+def pose_parameters(fn):
+    """``fn`` with its ``pose`` parameter given as the pose sliders: one named parameter per ``Pose`` field, in
+    the sliders' order (what the API lists, each documented from its field), made into a checked ``Pose``."""
+    signature = inspect.signature(fn)
+    params = []
+    for p in signature.parameters.values():
+        params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in SLIDERS] \
+            if p.name == "pose" else [p]
+    expanded = signature.replace(parameters=params)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        given = expanded.bind(*args, **kwargs).arguments
+        pose = Pose(**{name: given.pop(name) for name in SLIDERS})
+        return fn(**given, pose=pose)
+
+    wrapper.__signature__ = expanded
+    doc = inspect.getdoc(fn) or ""
+    lines = [f"    {name}: {' '.join(spec.describe().split())}" for name, spec in fields_of(Pose).items()]
+    wrapper.__doc__ = doc + ("\n" if "Args:" in doc else "\n\nArgs:\n") + "\n".join(lines)
+    return wrapper
 
 
 def default_model() -> str:
@@ -121,11 +144,8 @@ def _source_column(ui: dict) -> None:
                             info="A held-out synthetic person; 1–5 photos of one person (the body, its mask and "
                                  "the cameras are found for you); or your own views with masks and cameras.")
     with gr.Group(visible=True) as ui["synth_box"], gr.Row():
-        ui["subject"] = gr.Number(0, precision=0, minimum=0, maximum=999_999, label="Subject (held out)",
-                                  elem_id="av-subject",
-                                  info="Which held-out synthetic person (any number; none was seen in training).")
-        ui["n_views"] = gr.Slider(1, 5, value=3, step=1, label="Views", elem_id="av-views",
-                                  info="How many views of the person the model sees (sparse: 1–5).")
+        ui["subject"] = control(ReconstructRequest, "subject", widget="number", elem_id="av-subject")
+        ui["n_views"] = control(ReconstructRequest, "n_views", elem_id="av-views")
     with gr.Group(visible=False) as ui["photos_box"]:
         ui["photo_files"] = gr.File(file_count="multiple", file_types=["image"], elem_id="av-photos",
                                     label="Photos of one person (1–5; the whole body, head to feet, in each)")
@@ -147,9 +167,9 @@ def _source_column(ui: dict) -> None:
         ui["example_btn"] = gr.Button("Make an example upload (this subject's views)", size="sm",
                                       elem_id="av-example")
         ui["example_files"] = gr.File(label="Example upload", file_count="multiple", elem_id="av-example-files")
-    ui["iterations"] = gr.Slider(1, 5, value=3, step=1, label="Feedback iterations (paper: 3)", elem_id="av-iters",
-                                 info="Rounds of iterative feedback refining the avatar: more is sharper and slower.")
-    ui["model"] = gr.Dropdown(model_choices(), value=default_model(), label="Reconstructor", elem_id="av-model",
+    ui["iterations"] = control(ReconstructRequest, "iterations", elem_id="av-iters")
+    model = field_spec(ReconstructRequest, "model")  # the choices are the registry's models present now
+    ui["model"] = gr.Dropdown(model_choices(), value=default_model(), label=model.label, elem_id="av-model",
                               info="The authors' published checkpoint is offered when it and your SMPL-X file "
                                    "are in the models folder (it takes 1024² inputs: minutes on a CPU).")
     with gr.Row():
@@ -166,25 +186,19 @@ def _viewer_column(ui: dict) -> None:
     ui["preset"] = gr.Dropdown(PRESET_NAMES, value="A-pose", label="Pose preset", elem_id="av-preset",
                                info="A ready pose; the sliders below then adjust it.")
     ui["sliders"] = []
-    with gr.Accordion("Pose sliders (degrees)", open=True):
-        names = list(SLIDERS)
-        for i in range(0, len(names), 3):
+    with gr.Accordion("Pose sliders (degrees; the avatar re-poses in the browser as you drag)", open=True):
+        for i in range(0, len(SLIDERS), 3):
             with gr.Row():
-                for name in names[i:i + 3]:
-                    lo, hi = RANGES[name]
-                    ui["sliders"].append(gr.Slider(lo, hi, value=NEUTRAL[name], step=1, label=SLIDERS[name],
-                                                   min_width=120, elem_id=f"av-pose-{name}",
-                                                   info="Degrees; the avatar re-poses in the browser as you drag."))
+                for name in SLIDERS[i:i + 3]:
+                    ui["sliders"].append(control(Pose, name, min_width=120, elem_id=f"av-pose-{name}"))
     ui["payload"] = gr.Textbox(label="avatar data", elem_id="av-payload", elem_classes=["av-hidden"], max_lines=1)
     ui["bones"] = gr.Textbox(label="pose data", elem_id="av-bones", elem_classes=["av-hidden"], max_lines=1)
 
 
 def _render_column(ui: dict) -> None:
     with gr.Row():
-        ui["azimuth"] = gr.Slider(-180, 180, value=30, step=5, label="Camera azimuth (°)", elem_id="av-azimuth",
-                                  info="Where the camera stands around the person for the rendered view.")
-        ui["size"] = gr.Dropdown([256, 512, 1024], value=512, label="Size (px)", elem_id="av-size",
-                                 info="Rendered image size in pixels; larger takes longer.")
+        ui["azimuth"] = control(RenderRequest, "azimuth_deg", elem_id="av-azimuth")
+        ui["size"] = control(RenderRequest, "size", elem_id="av-size")
     ui["render_btn"] = gr.Button("Render novel view (server)", elem_id="av-render")
     with gr.Row():
         ui["render_img"] = gr.Image(label="Render", type="numpy", interactive=False, height=260,
@@ -193,12 +207,8 @@ def _render_column(ui: dict) -> None:
                                    height=260, elem_id="av-truth-image")
     ui["render_md"] = gr.Markdown(elem_id="av-render-status")
     with gr.Row():
-        ui["video_kind"] = gr.Radio([("Turntable", "turntable"), ("Animation (presets)", "animation")],
-                                    value="turntable", label="Video", elem_id="av-video-kind",
-                                    info="Turntable: the camera circles the posed person; Animation: the avatar "
-                                         "moves through the presets.")
-        ui["frames"] = gr.Slider(8, 120, value=48, step=4, label="Frames", elem_id="av-frames",
-                                 info="Frames in the video: more is smoother and takes longer.")
+        ui["video_kind"] = control(VideoRequest, "kind", widget="radio", elem_id="av-video-kind")
+        ui["frames"] = control(VideoRequest, "frames", elem_id="av-frames")
     ui["video_btn"] = gr.Button("Make video (H.264)", elem_id="av-video-btn")
     ui["video_out"] = gr.Video(label="Video", elem_id="av-video", height=260)
     ui["export_btn"] = gr.Button("Export (ply, mesh, avatar)", elem_id="av-export")
@@ -229,27 +239,33 @@ def build(demo: gr.Blocks) -> None:
     _wire_avatar(ui)
 
 
-# --- the long actions: requests in, results shown ---------------------------------------------------
+# --- the actions: requests in, results shown --------------------------------------------------------
 
-def _reconstruct_request(kind, subject_v, views_v, iters_v, images, masks, cameras, *rest):
-    """The request from the tab's inputs (the sliders: the pose the viewer and the files start in)."""
-    from backends.avatar.requests import ReconstructRequest
+@pose_parameters
+def _reconstruct_request(source, subject, n_views, iterations, images, masks, cameras, pose, model, keep):
+    """The request from the tab's inputs (the pose sliders: the pose the viewer and the files start in).
 
-    pose, model, keep = _pose(rest[:len(SLIDERS)]), rest[len(SLIDERS)] or EMBEDDED, rest[len(SLIDERS) + 1]
-    if model not in (EMBEDDED, PUBLISHED):
-        raise InputError(f"Unknown reconstructor {model!r}: {EMBEDDED!r} or {PUBLISHED!r}.")
-    common = {"iterations": int(iters_v), "model": model, "pose": pose}
-    if kind == "upload":
+    Args:
+        source: Where the views come from: 'synthetic' (a held-out synthetic person: subject, n_views), 'photos' (the photos this session fitted with /avatar_fit_photos) or 'upload' (images, masks and cameras).
+        images: 'upload': the views' image files (1–5).
+        masks: 'upload': one mask file per image (white = the person), named as the cameras file says.
+        cameras: 'upload': the cameras and pose JSON file (see the README; /avatar_example writes one).
+        keep: 'photos': the names of the fitted photos to reconstruct from (the body is fitted again without the others); none (null): all of them.
+    """
+    common = {"iterations": iterations, "model": model or EMBEDDED, "pose": pose}
+    if source == "upload":
         from backends.avatar.uploads import read_views
 
         return ReconstructRequest(subject=None, upload=read_views(images, masks, cameras), **common)
-    if kind == "photos":
+    if source == "photos":
         from backends.avatar.from_photos import keep_only
 
         fitted = sessions.fitted_photos(_session())
-        kept = keep_only(fitted, list(keep) if keep is not None else fitted.names)  # refitted without dropped ones
+        kept = keep_only(fitted, list(keep) if keep is not None else fitted.names)  # refitted without the dropped ones
         return ReconstructRequest(subject=None, upload=kept.upload(), **common)
-    return ReconstructRequest(subject=int(subject_v or 0), n_views=int(views_v), **common)
+    if source != "synthetic":
+        raise InputError(f"Unknown source {source!r}: 'synthetic', 'photos' or 'upload'.")
+    return ReconstructRequest(subject=0 if subject is None else subject, n_views=n_views, **common)
 
 
 def _show_avatar(request, result, paths):
@@ -262,10 +278,10 @@ def _show_avatar(request, result, paths):
     return result.describe(), views, json.dumps(data), json.dumps(bones)
 
 
-def _photos_request(paths):
+def _photos_request(photos):
     from backends.avatar.uploads import read_photos
 
-    return read_photos(paths)
+    return read_photos(photos)
 
 
 def _show_fit(request, fitted, paths):
@@ -275,19 +291,42 @@ def _show_fit(request, fitted, paths):
             gr.update(choices=fitted.names, value=fitted.names))
 
 
-def _video_request(kind, frames_v, *pose_v):
-    from backends.avatar.requests import VideoRequest
+def _session_avatar() -> Path:
+    """The file of this session's avatar (what the render, video and export requests name)."""
+    return sessions.avatar_file(_session(), lambda: new_output_dir("avatar"))
 
-    pose = _pose(pose_v)
-    avatar = sessions.avatar_file(_session(), lambda: new_output_dir("avatar"))
-    return VideoRequest(kind=kind, pose=pose, frames=int(frames_v), size=256, avatar=avatar,
-                        out=new_output_dir("avatar"))
+
+@pose_parameters
+def _video_request(kind, frames, pose):
+    return VideoRequest(kind=kind, pose=pose, frames=frames, avatar=_session_avatar(), out=new_output_dir("avatar"))
+
+
+@pose_parameters
+def _render_request(azimuth_deg, size, pose):
+    return RenderRequest(pose=pose, azimuth_deg=azimuth_deg, size=size, avatar=_session_avatar())
+
+
+def _show_render(request, r, paths):
+    return r.describe(), r.image, r.ground_truth
+
+
+@pose_parameters
+def _export_request(pose):
+    return ExportRequest(pose=pose, avatar=_session_avatar())
+
+
+def _example_request(subject, n_views):
+    return ExampleRequest(subject=0 if subject is None else subject, n_views=n_views)
+
+
+def _files(request, result, paths):
+    """(status text, the run's files): what a download of it holds, its run card among them."""
+    return result.describe(), [str(p) for p in paths.values()]
 
 
 def _wire_actions(ui: dict) -> None:
-    """Reconstruct, fit and video through the backend's actions (their APIs keep their outputs' order, the status
-    line where it was; a reconstruction's downloads follow it: ``avatar_downloads``); one Stop for the three
-    (``avatar_stop``)."""
+    """Every action through the backend's (their APIs keep their outputs' order, the status line where it was; a
+    reconstruction's downloads follow it: ``avatar_downloads``); one Stop for them all (``avatar_stop``)."""
     # Progress and errors show on a status line; a failed action changes nothing else (the avatar, what
     # the model saw, the renders stay)
     made = bind_action(RECONSTRUCT, trigger=ui["recon_btn"].click, status=ui["status"],
@@ -307,18 +346,39 @@ def _wire_actions(ui: dict) -> None:
                 to_request=_video_request, show=lambda request, v, paths: (v.describe(), str(v.path)),  # (the status text is dropped)
                 folder=lambda request: request.out, running="Rendering the video…",
                 stopped="Stopped by the user; no video was made (the one shown before, if any, stays).")
+    # light: renders, exports and examples never wait behind a reconstruction (their own queue, two at a time)
+    light = {"concurrency_id": "avatar-render", "concurrency_limit": 2}
+    bind_action(RENDER, trigger=ui["render_btn"].click, status=ui["render_md"],
+                inputs=[ui["azimuth"], ui["size"], *ui["sliders"]],
+                outputs=[ui["render_img"], ui["truth_img"], ui["render_md"]], to_request=_render_request,
+                show=_show_render, running="Rendering…",
+                stopped="Stopped by the user; the render shown before (if any) stays.", **light)
+    bind_action(EXPORT, trigger=ui["export_btn"].click, status=ui["render_md"], inputs=ui["sliders"],
+                outputs=[ui["files"]], status_output=False,  # the API returns the files alone, as it always has
+                to_request=_export_request, show=_files, running="Exporting…",
+                stopped="Stopped by the user; nothing was exported.", **light)
+    bind_action(EXAMPLE, trigger=ui["example_btn"].click, status=ui["status"], inputs=[ui["subject"], ui["n_views"]],
+                outputs=[ui["example_files"]], status_output=False, to_request=_example_request, show=_files,
+                folder=lambda request: new_output_dir("avatar-example"), running="Ray-casting the example's views…",
+                stopped="Stopped by the user; no example was made.", **light)
     bind_stop(ui["stop_btn"], ACTIONS, ui["status"], api_name="avatar_stop")  # one Stop for every action
 
 
-# --- light actions on the session's avatar ----------------------------------------------------------
+# --- light handlers on the session's avatar -----------------------------------------------------------
 
 @user_errors
-def on_pose(request: gr.Request, *values):
+@documented(Pose)
+@pose_parameters
+def on_pose(pose, pose_data, request: gr.Request):
+    """The avatar's bone transforms in the pose the sliders give (the browser's viewer re-poses its splats with them).
+
+    Args:
+        pose_data: The pose data the page's viewer holds (the JSON this tab writes; its avatar id is kept), or empty.
+    """
     from backends.avatar.uploads import shown_avatar_id
     from backends.avatar.viewer import bones_payload
 
-    pose = _pose(values[:-1])  # checks the values even before there is an avatar
-    shown = shown_avatar_id(values[-1])
+    shown = shown_avatar_id(pose_data)
     entry = sessions.shown_avatar(_session(request))
     if entry is None:  # moving sliders before reconstructing is fine: the pose applies to the next avatar
         return gr.update()
@@ -326,14 +386,21 @@ def on_pose(request: gr.Request, *values):
 
 
 @user_errors
-def on_preset(name, bones_v, request: gr.Request):
-    from backends.avatar.params import preset
+@documented()
+def on_preset(preset, pose_data, request: gr.Request):
+    """A ready pose: the pose sliders' values and the avatar's bone transforms in it.
+
+    Args:
+        preset: The pose preset's name (A-pose, T-pose, walking, waving, sitting, arms up).
+        pose_data: The pose data the page's viewer holds (the JSON this tab writes; its avatar id is kept), or empty.
+    """
+    from backends.avatar.params import preset as named_preset
     from backends.avatar.uploads import shown_avatar_id
     from backends.avatar.viewer import bones_payload
 
-    pose = preset(name)
+    pose = named_preset(preset)
     values = list(pose.as_dict().values())
-    shown = shown_avatar_id(bones_v)
+    shown = shown_avatar_id(pose_data)
     entry = sessions.shown_avatar(_session(request))
     if entry is None:
         return *values, gr.update()
@@ -347,41 +414,8 @@ def on_downloads(request: gr.Request):
     return gr.update() if entry is None else [str(p) for p in entry.files if p.is_file()]
 
 
-@user_errors
-def on_render(request: gr.Request, az, size_v, *pose_v):
-    from backends.avatar import service
-
-    result = sessions.current_avatar(_session(request)).result
-    r = service.render_novel(result, service.RenderRequest(pose=_pose(pose_v), azimuth_deg=float(az),
-                                                           size=int(size_v)))
-    return r.image, r.ground_truth, r.describe(result.n_gaussians)
-
-
-@user_errors
-def on_export(request: gr.Request, *pose_v):
-    """The avatar in the sliders' pose, with the run card (run.json and the inputs it names) of the run that
-    made it: a replay of it makes the same avatar (the card is gone only if that run's folder was cleaned away)."""
-    from backends.avatar.outputs import write_avatar
-    from backends.common.runcard import carry_card
-
-    entry = sessions.current_avatar(_session(request))
-    folder = new_output_dir("avatar")
-    paths = write_avatar(entry.result, _pose(pose_v), folder)
-    shown = [paths[k] for k in ("gaussians", "mesh_obj", "mesh_ply", "avatar")]
-    run = next((p for p in entry.files if p.name == "run.json" and p.is_file()), None)
-    return [str(p) for p in shown + (list(carry_card(run, folder).values()) if run is not None else [])]
-
-
-@user_errors
-def on_example(subject_v, views_v):
-    from backends.avatar.outputs import write_example
-
-    paths = write_example(int(subject_v or 0), int(views_v), 128, new_output_dir("avatar-example"))
-    return [str(p) for p in paths.values()]
-
-
 def _wire_inputs(demo: gr.Blocks, ui: dict) -> None:
-    """The source switch, the model line and menu, the example upload."""
+    """The source switch, the model line and menu."""
 
     def on_source(kind):
         return (gr.update(visible=kind == "synthetic"), gr.update(visible=kind == "photos"),
@@ -393,12 +427,10 @@ def _wire_inputs(demo: gr.Blocks, ui: dict) -> None:
     demo.load(model_info, outputs=ui["model_md"], api_visibility="private")
     demo.load(lambda: gr.update(choices=model_choices(), value=default_model()), outputs=ui["model"],
               api_visibility="private")
-    listen(ui["example_btn"].click, on_example, status=ui["status"], inputs=[ui["subject"], ui["n_views"]],
-           outputs=ui["example_files"], api_name="avatar_example", concurrency_id="avatar-render")
 
 
 def _wire_avatar(ui: dict) -> None:
-    """Posing (the browser re-poses; the server sends bone transforms), rendering and exporting."""
+    """Posing: the browser re-poses; the server sends bone transforms."""
     sliders, bones = ui["sliders"], ui["bones"]
     for s in sliders:
         s.input(on_pose, inputs=[*sliders, bones], outputs=bones, api_name=False, show_progress="hidden",
@@ -408,11 +440,6 @@ def _wire_avatar(ui: dict) -> None:
                    concurrency_id="avatar-pose")
     ui["preset"].input(on_preset, inputs=[ui["preset"], bones], outputs=[*sliders, bones], api_name="avatar_preset",
                        show_progress="hidden", concurrency_id="avatar-pose")
-    listen(ui["render_btn"].click, on_render, status=ui["render_md"], inputs=[ui["azimuth"], ui["size"], *sliders],
-           outputs=[ui["render_img"], ui["truth_img"], ui["render_md"]], api_name="avatar_render",
-           concurrency_id="avatar-render", concurrency_limit=2)
-    listen(ui["export_btn"].click, on_export, status=ui["render_md"], inputs=sliders, outputs=ui["files"],
-           api_name="avatar_export", concurrency_id="avatar-render")
 
 
 TAB = TabSpec(name="avatar", title="Avatar", build=build)

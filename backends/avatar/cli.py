@@ -7,11 +7,12 @@
     iclr25-studio avatar render --avatar av/avatar.safetensors --preset walking --size 512 --out r/
     iclr25-studio avatar render --avatar av/avatar.safetensors --video turntable --frames 48 --out r/
     iclr25-studio avatar render --avatar av/avatar.safetensors --measure-fps --size 512
+    iclr25-studio avatar export --avatar av/avatar.safetensors --preset T-pose --out ex/
 
 Each prints one JSON line with the numbers (times, PSNR against the ground truth for synthetic subjects,
-render FPS) and writes the files of ``outputs.py``. ``reconstruct`` and ``render --video`` run the same
-actions as the tab (``actions.py``) and also write their run card, run.json, which
-``iclr25-studio replay run.json --out DIR`` runs again.
+render FPS) and writes the files of ``outputs.py``. Every command but ``--measure-fps`` runs the same action as
+the tab (``actions.py``) and also writes its run card, run.json, which ``iclr25-studio replay run.json --out DIR``
+runs again. The options come from the actions' requests (``requests.py``: defaults, ranges, help).
 """
 
 from __future__ import annotations
@@ -24,48 +25,61 @@ from pathlib import Path
 
 from backends.common import jsontext
 from backends.common.errors import InputError
+from backends.common.params import add_request_arguments, fields_of, values_from_args
+
+from .params import PRESETS
+from .requests import (
+    ExampleRequest,
+    ExportRequest,
+    PhotosRequest,
+    ReconstructRequest,
+    RenderRequest,
+    VideoRequest,
+)
 
 HELP = "LIFe-GoM avatars: reconstruct from views, render novel views/poses/videos, export (files out)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Each subcommand's options come from its action's request (``requests.py``): their defaults, ranges,
+    choices and help; the old spellings (``--views``, ``--input-size``, ``--fov``, ``--azimuth``, ``--renderer``)
+    stay as aliases."""
     sub = p.add_subparsers(dest="avatar_action", required=True)
     ex = sub.add_parser("example", help="write an upload example (images, masks, cameras.json) of a synthetic subject")
-    ex.add_argument("--subject", type=int, default=0)
-    ex.add_argument("--views", type=int, default=3)
-    ex.add_argument("--size", type=int, default=128)
+    add_request_arguments(ex, ExampleRequest)
     ex.add_argument("--out", type=Path, required=True)
     rec = sub.add_parser("reconstruct", help="views → an animatable avatar (ply, mesh, avatar.safetensors)")
     src = rec.add_mutually_exclusive_group(required=True)
-    src.add_argument("--subject", type=int, help="a synthetic subject number (ray-cast on the fly)")
+    subject = fields_of(ReconstructRequest)["subject"]
+    src.add_argument("--subject", type=int, help=f"a synthetic subject number (ray-cast on the fly): "
+                                                 f"{subject.accepts().lower()}")
     src.add_argument("--upload", type=Path, help="a cameras JSON file; its images and masks lie beside it")
     src.add_argument("--photos", type=Path, nargs="+",
                      help="1-5 photos of one person, whole body in view: MediaPipe finds the body and its mask, "
                           "anny's pose and shape and the cameras are fitted to them")
-    rec.add_argument("--fov", type=float, default=40.0,
-                     help="--photos: the photos' vertical field of view in degrees (default 40)")
-    rec.add_argument("--views", type=int, default=3, help="views of a synthetic subject (1-5)")
-    rec.add_argument("--iterations", type=int, default=3, help="feedback iterations (paper: 3)")
-    rec.add_argument("--model", default="avatar-embedded",
-                     help="avatar-embedded, lifegom (the authors' checkpoint + your SMPL-X in the models folder; "
-                          "exactly 3 views) or a checkpoint folder")
-    rec.add_argument("--input-size", type=int, dest="input_size",
-                     help="the views' resolution (default: the model's own; lifegom: 1024)")
+    add_request_arguments(rec, ReconstructRequest, skip=("subject",))
+    add_request_arguments(rec.add_argument_group("the photo fit (with --photos)"), PhotosRequest)
     rec.add_argument("--out", type=Path, required=True)
     ren = sub.add_parser("render", help="render a saved avatar: a novel view, a video, or an FPS measurement")
-    ren.add_argument("--avatar", type=Path, required=True, help="an avatar.safetensors written by reconstruct")
-    ren.add_argument("--preset", help="a pose preset (A-pose, T-pose, walking, waving, sitting, arms up)")
-    ren.add_argument("--pose", help='pose sliders as JSON, e.g. \'{"arm_raise_r": 150}\'')
-    ren.add_argument("--azimuth", type=float, default=0.0)
-    ren.add_argument("--height", type=float, default=0.1)
-    ren.add_argument("--size", type=int, default=512)
-    ren.add_argument("--renderer", default="auto", choices=["auto", "fast", "torch", "gsplat"])
-    ren.add_argument("--video", choices=["turntable", "animation"])
-    ren.add_argument("--frames", type=int, default=48)
+    _avatar_and_pose(ren)
+    add_request_arguments(ren, RenderRequest)
+    ren.add_argument("--video", choices=fields_of(VideoRequest)["kind"].param.choices,
+                     help="make a video of this kind instead (at --size): "
+                          + fields_of(VideoRequest)["kind"].param.help)
+    add_request_arguments(ren.add_argument_group("the video (with --video)"), VideoRequest, only=("frames", "fps"))
     ren.add_argument("--measure-fps", action="store_true", dest="measure_fps",
                      help="render the avatar repeatedly at --size and print the FPS (no files)")
     ren.add_argument("--seconds", type=float, default=3.0, help="how long --measure-fps renders")
     ren.add_argument("--out", type=Path)
+    exp = sub.add_parser("export", help="a saved avatar's raw files in a pose (3DGS .ply, posed mesh, avatar)")
+    _avatar_and_pose(exp)
+    exp.add_argument("--out", type=Path, required=True)
+
+
+def _avatar_and_pose(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--avatar", type=Path, required=True, help="an avatar.safetensors written by reconstruct")
+    p.add_argument("--preset", help=f"a pose preset ({', '.join(PRESETS)})")
+    p.add_argument("--pose", help='pose sliders as JSON, e.g. \'{"arm_raise_r": 150}\'')
 
 
 def _pose(args):
@@ -90,8 +104,10 @@ def _read_upload(cameras: Path):
     return read_views_beside(cameras)
 
 
-def _fit_photos(paths: list[Path], fov: float, out: Path):
-    """``--photos``: the photo fit (the same action as the tab's), each photo with its fit drawn into ``out``."""
+def _fit_photos(args: argparse.Namespace):
+    """``--photos``: the photo fit (the same action as the tab's), each photo with its fit drawn into ``--out``."""
+    from dataclasses import replace
+
     from backends.common.action_cli import drive
     from backends.common.progress import CancelToken
 
@@ -99,8 +115,9 @@ def _fit_photos(paths: list[Path], fov: float, out: Path):
     from .uploads import read_photos
 
     cancel = CancelToken()
-    fitted = drive(FIT_PHOTOS.run(read_photos(paths, fov), cancel), cancel)
-    return fitted, FIT_PHOTOS.write(fitted, out)
+    request = replace(read_photos(args.photos), **values_from_args(PhotosRequest, args))
+    fitted = drive(FIT_PHOTOS.run(request, cancel), cancel)
+    return fitted, FIT_PHOTOS.write(fitted, args.out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,22 +125,22 @@ def run(args: argparse.Namespace) -> int:
 
     from backends.common.action_cli import print_line, run_action
 
-    from . import outputs, service
-    from .actions import RECONSTRUCT, VIDEO
+    from . import outputs
+    from .actions import EXAMPLE, EXPORT, RECONSTRUCT, RENDER, VIDEO
 
     torch.set_num_threads(max(1, torch.get_num_threads()))
     if args.avatar_action == "example":
-        paths = outputs.write_example(args.subject, args.views, args.size, args.out)
+        _, paths = run_action(EXAMPLE, ExampleRequest(**values_from_args(ExampleRequest, args)), args.out)
         print_line(files=sorted(p.name for p in paths.values()))
         return 0
     if args.avatar_action == "reconstruct":
         upload = _read_upload(args.upload) if args.upload else None
         fitted, fit_files = None, {}
         if args.photos:
-            fitted, fit_files = _fit_photos(args.photos, args.fov, args.out)
+            fitted, fit_files = _fit_photos(args)
             upload = fitted.upload()
-        req = service.ReconstructRequest(subject=args.subject, upload=upload, n_views=args.views,
-                                         iterations=args.iterations, model=args.model, size=args.input_size)
+        settings = values_from_args(ReconstructRequest, args)
+        req = ReconstructRequest(**{**settings, "subject": args.subject, "upload": upload})
         result, paths = run_action(RECONSTRUCT, req, args.out)  # the avatar's files and run.json (replayable)
         if result.notice:
             print(f"note: {result.notice}", file=sys.stderr)
@@ -133,28 +150,27 @@ def run(args: argparse.Namespace) -> int:
         print_line(**card, files=sorted(p.name for p in [*paths.values(), *fit_files.values()]))
         return 0
     pose = _pose(args)
+    if args.avatar_action == "export":
+        posed, paths = run_action(EXPORT, ExportRequest(pose=pose, avatar=args.avatar), args.out)
+        print_line(**posed.card(), files=sorted(p.name for p in paths.values()))
+        return 0
     if args.video:
         if args.out is None:
             raise InputError("--out is needed to write the video.")
-        vreq = service.VideoRequest(kind=args.video, pose=pose, azimuth_deg=args.azimuth, frames=args.frames,
-                                    size=args.size, avatar=args.avatar, out=args.out)
+        # the render's --azimuth and --size, the video's --frames and --fps
+        vreq = VideoRequest(**{**values_from_args(VideoRequest, args), "kind": args.video, "pose": pose,
+                               "avatar": args.avatar, "out": args.out})
         v, paths = run_action(VIDEO, vreq, args.out)
         print_line(**v.card(), files=sorted(p.name for p in paths.values()))
         return 0
-    result = outputs.load_avatar(args.avatar)
     if args.measure_fps:
-        return _measure_fps(result, pose, args)
+        return _measure_fps(outputs.load_avatar(args.avatar), pose, args)
     if args.out is None:
         raise InputError("--out is needed to write the render.")
-    from backends.common.imageio import save_png
-
-    r = service.render_novel(result, service.RenderRequest(pose=pose, azimuth_deg=args.azimuth, height=args.height,
-                                                           size=args.size, backend=args.renderer))
-    args.out.mkdir(parents=True, exist_ok=True)
-    files = [save_png(r.image, args.out / "render.png").name]
-    if r.ground_truth is not None:
-        files.append(save_png(r.ground_truth, args.out / "ground_truth.png").name)
-    print(json.dumps({"render_ms": round(r.render_ms, 1), "renderer": r.renderer, "psnr": r.psnr, "files": files}))
+    request = RenderRequest(**{**values_from_args(RenderRequest, args), "pose": pose, "avatar": args.avatar})
+    r, paths = run_action(RENDER, request, args.out)  # render.png (ground_truth.png) and run.json (replayable)
+    print(json.dumps({"render_ms": round(r.render_ms, 1), "renderer": r.renderer, "psnr": r.psnr,
+                      "files": sorted(p.name for p in paths.values())}))
     return 0
 
 
@@ -172,8 +188,8 @@ def _measure_fps(result, pose, args) -> int:
     from . import service
     from .render import render
 
-    camera = service.orbit_camera(args.azimuth, args.height, service.VIEW_DISTANCE, args.size)
-    backend = args.renderer if args.renderer != "auto" else ("gsplat" if service.gsplat_on_cuda() else "fast")
+    camera = service.orbit_camera(args.azimuth_deg, args.height, args.distance, args.size)
+    backend = args.backend if args.backend != "auto" else ("gsplat" if service.gsplat_on_cuda() else "fast")
     start = time.perf_counter()
     g = result.gaussians(pose, service.pixel_size_at(camera))
     pose_ms = 1000 * (time.perf_counter() - start)

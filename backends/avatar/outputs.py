@@ -7,14 +7,15 @@
 - ``avatar.safetensors``: everything to reload and re-pose the avatar (coarse mesh, skinning weights,
   per-face Gaussian parameters, the skeleton), with its card as metadata;
 - ``input_N.png``: the views the model saw. How the avatar was made is its run's card, ``run.json``
-  (``Action.write_run``); an export in another pose carries that card and its inputs
-  (``runcard.carry_card``);
+  (``Action.write_run``); an export in another pose (``avatar_export``) has a card of its own, which names
+  the avatar's making (the avatar's own card) and replays to the same files;
 - ``write_example``: an upload example (images, masks and the cameras JSON) from a synthetic subject.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,10 +24,12 @@ import torch
 from backends.common import files
 from backends.common.errors import InputError
 from backends.common.imageio import save_png
+from backends.common.progress import CancelToken
 
 from .body import Phenotype
 from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
 from .pose import Pose
+from .requests import ExampleRequest
 from .service import AvatarResult, Skeleton
 
 FORMAT = "iclr25-studio avatar v1"
@@ -146,49 +149,111 @@ def load_avatar(path: str | Path) -> AvatarResult:
                         pixel_size=float(meta.get("pixel_size", card.get("pixel_size_m", 0.0))))
 
 
-def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:
-    """All raw outputs of an avatar in ``pose`` into ``out_dir``; returns their paths by kind. The run card is
-    not among them: a run writes it (``Action.write_run``); an export of the avatar in another pose carries
-    the card of the run that made the avatar along (``runcard.carry_card``)."""
+@dataclass
+class PosedAvatar:
+    """An avatar posed for its raw files (what an export writes): the posed Gaussians and rendering mesh."""
+
+    result: AvatarResult
+    pose: Pose
+    gaussians: object  # gom.Gaussians in ``pose`` (the training low-pass in world units)
+    mesh: tuple[np.ndarray, np.ndarray, np.ndarray]  # posed_mesh(result, pose)
+
+    def card(self) -> dict:
+        """The pose it is in and the card of the avatar (how it was made)."""
+        return {"pose": self.pose.as_dict(), "gaussians": self.result.n_gaussians, "avatar": self.result.card()}
+
+    def describe(self) -> str:
+        return (f"Exported {self.result.n_gaussians:,} Gaussians and the posed mesh "
+                f"({len(self.mesh[0]):,} vertices) of the avatar from {self.result.source}")
+
+
+def pose_avatar(result: AvatarResult, pose: Pose) -> PosedAvatar:
+    """The avatar's Gaussians and rendering mesh in ``pose``."""
+    return PosedAvatar(result, pose, result.gaussians(pose), posed_mesh(result, pose))
+
+
+def write_posed(posed: PosedAvatar, out_dir: str | Path) -> dict[str, Path]:
+    """A posed avatar's files into ``out_dir``: gaussians.ply, mesh.obj, mesh.ply and avatar.safetensors."""
     from .export import ply_bytes
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    g = result.gaussians(pose)  # with the training low-pass in world units: looks right at any resolution
     paths = {"gaussians": out / "gaussians.ply", "mesh_obj": out / "mesh.obj", "mesh_ply": out / "mesh.ply",
              "avatar": out / "avatar.safetensors"}
-    files.write_bytes(paths["gaussians"], ply_bytes(g))
-    v, f, c = posed_mesh(result, pose)
-    files.write_text(paths["mesh_obj"], obj_text(v, f, c, pose))
+    files.write_bytes(paths["gaussians"], ply_bytes(posed.gaussians))
+    v, f, c = posed.mesh
+    files.write_text(paths["mesh_obj"], obj_text(v, f, c, posed.pose))
     files.write_bytes(paths["mesh_ply"], mesh_ply_bytes(v, f, c))
-    save_avatar(result, paths["avatar"])
+    save_avatar(posed.result, paths["avatar"])
+    return paths
+
+
+def write_avatar(result: AvatarResult, pose: Pose, out_dir: str | Path) -> dict[str, Path]:
+    """All raw outputs of an avatar in ``pose`` into ``out_dir`` (its posed files and the views the model saw);
+    returns their paths by kind. The run card is not among them: a run writes it (``Action.write_run``)."""
+    out = Path(out_dir)
+    paths = write_posed(pose_avatar(result, pose), out)
     for i, image in enumerate(result.inputs):
         paths[f"input_{i}"] = save_png(image, out / f"input_{i}.png")
+    return paths
+
+
+@dataclass
+class ExampleViews:
+    """An upload example of a synthetic subject: its ray-cast views and masks (uint8) and their cameras spec."""
+
+    subject: int
+    names: list[str]
+    images: list[np.ndarray]
+    masks: list[np.ndarray]
+    cameras: dict  # the cameras.json the upload takes (uploads.example_spec)
+
+    def card(self) -> dict:
+        return {"subject": self.subject, "views": len(self.names), "size": int(self.images[0].shape[0])}
+
+    def describe(self) -> str:
+        return (f"An upload example of synthetic subject {self.subject}: {len(self.names)} view(s), their masks and "
+                "cameras.json")
+
+
+def make_example(request: ExampleRequest, cancel: CancelToken | None = None) -> ExampleViews:
+    """Ray-cast ``request.n_views`` views of synthetic subject ``request.subject`` (``cancel`` stops it between
+    views) and the cameras JSON of an upload of them."""
+    from backends.common.params import check_request
+    from backends.common.progress import cancel_scope
+
+    from .data import sample_subject
+    from .service import SUBJECT_SEED0
+    from .uploads import example_spec
+
+    check_request(request)
+    with cancel_scope(cancel):
+        sample = sample_subject(SUBJECT_SEED0 + request.subject, request.n_views, request.size)
+    names = [f"view{i}" for i in range(request.n_views)]
+    spec = example_spec([v.camera.extrinsics for v in sample.views], [v.camera.intrinsics for v in sample.views],
+                        sample.views[0].pose, sample.subject.phenotype, names)
+    return ExampleViews(request.subject, names, [np.round(v.rgb * 255).astype(np.uint8) for v in sample.views],
+                        [(v.mask > 0.5).astype(np.uint8) * 255 for v in sample.views], spec)
+
+
+def write_example_files(example: ExampleViews, out_dir: str | Path) -> dict[str, Path]:
+    """The example's images, masks and cameras.json: the files the tab's upload and ``avatar reconstruct
+    --upload`` take."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    for name, image, mask in zip(example.names, example.images, example.masks, strict=True):
+        paths[name] = save_png(image, out / f"{name}.png")
+        paths[f"{name}_mask"] = save_png(mask, out / f"{name}_mask.png")
+    paths["cameras"] = out / "cameras.json"
+    files.write_text(paths["cameras"], json.dumps(example.cameras, indent=1) + "\n")
     return paths
 
 
 def write_example(subject: int, n_views: int, size: int, out_dir: str | Path) -> dict[str, Path]:
     """An upload example: ``n_views`` ray-cast views of synthetic subject ``subject`` (images, masks)
     and their ``cameras.json`` — the files the tab's upload and ``avatar reconstruct --upload`` take."""
-    from .data import sample_subject
-    from .service import SUBJECT_SEED0
-    from .uploads import example_spec
-
-    if not 1 <= n_views <= 5:
-        raise InputError(f"An upload example has 1 to 5 views, not {n_views}.")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    sample = sample_subject(SUBJECT_SEED0 + subject, n_views, size)
-    names = [f"view{i}" for i in range(n_views)]
-    paths: dict[str, Path] = {}
-    for name, view in zip(names, sample.views, strict=True):
-        paths[name] = save_png(np.round(view.rgb * 255).astype(np.uint8), out / f"{name}.png")
-        paths[f"{name}_mask"] = save_png((view.mask > 0.5).astype(np.uint8) * 255, out / f"{name}_mask.png")
-    spec = example_spec([v.camera.extrinsics for v in sample.views], [v.camera.intrinsics for v in sample.views],
-                        sample.views[0].pose, sample.subject.phenotype, names)
-    paths["cameras"] = out / "cameras.json"
-    files.write_text(paths["cameras"], json.dumps(spec, indent=1) + "\n")
-    return paths
+    return write_example_files(make_example(ExampleRequest(subject=subject, n_views=n_views, size=size)), out_dir)
 
 
 def write_photo_fit(fitted, out_dir: str | Path) -> dict[str, Path]:

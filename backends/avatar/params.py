@@ -4,56 +4,53 @@ sliders into bone transforms and ``body`` shapes the mesh (both re-export these)
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.params import check_value, fields_of, param
 
 PHENOTYPES = ("gender", "age", "muscle", "weight", "height", "proportions")
 
-# slider → (range in degrees, what it means)
-SLIDER_RANGES: dict[str, tuple[float, float]] = {
-    "yaw": (-180.0, 180.0),  # the whole body turns about the vertical axis
-    "arm_raise_l": (0.0, 180.0), "arm_raise_r": (0.0, 180.0),  # 0 = arm down, 90 = horizontal, 180 = up
-    "arm_forward_l": (-60.0, 120.0), "arm_forward_r": (-60.0, 120.0),  # swing the raised arm forward
-    "elbow_l": (0.0, 150.0), "elbow_r": (0.0, 150.0),  # 0 = straight forearm
-    "hip_l": (-40.0, 120.0), "hip_r": (-40.0, 120.0),  # thigh forward (flexion), negative = backward
-    "hip_out_l": (-10.0, 60.0), "hip_out_r": (-10.0, 60.0),  # thigh sideways (abduction)
-    "knee_l": (0.0, 150.0), "knee_r": (0.0, 150.0),  # 0 = straight leg
-    "spine": (-30.0, 60.0),  # bend forward
-    "head_turn": (-70.0, 70.0),  # look left (+) / right (-)
-}
+
+def _slider(default: float, lo: float, hi: float, label: str, help: str):
+    return param(default, minimum=lo, maximum=hi, step=1, label=label, help=help + " (degrees)")
 
 
 @dataclass(frozen=True)
 class Pose:
-    """Angles in degrees. Defaults are the neutral standing pose (arms 45° down, legs straight)."""
+    """Angles in degrees, each declared once with its range, label and help (the tab's sliders, the API's named
+    pose parameters and the checks come from here). Defaults are the neutral standing pose (arms 45° down, legs
+    straight)."""
 
-    yaw: float = 0.0
-    arm_raise_l: float = 45.0
-    arm_raise_r: float = 45.0
-    arm_forward_l: float = 0.0
-    arm_forward_r: float = 0.0
-    elbow_l: float = 5.0
-    elbow_r: float = 5.0
-    hip_l: float = 0.0
-    hip_r: float = 0.0
-    hip_out_l: float = 5.0
-    hip_out_r: float = 5.0
-    knee_l: float = 0.0
-    knee_r: float = 0.0
-    spine: float = 0.0
-    head_turn: float = 0.0
+    yaw: float = _slider(0.0, -180.0, 180.0, "Turn (yaw)", "The whole body turns about the vertical axis")
+    arm_raise_l: float = _slider(45.0, 0.0, 180.0, "Left arm raise", "Left arm: 0 = down, 90 = horizontal, 180 = up")
+    arm_raise_r: float = _slider(45.0, 0.0, 180.0, "Right arm raise",
+                                 "Right arm: 0 = down, 90 = horizontal, 180 = up")
+    arm_forward_l: float = _slider(0.0, -60.0, 120.0, "Left arm forward", "Swing the raised left arm forward")
+    arm_forward_r: float = _slider(0.0, -60.0, 120.0, "Right arm forward", "Swing the raised right arm forward")
+    elbow_l: float = _slider(5.0, 0.0, 150.0, "Left elbow", "Bend the left elbow: 0 = straight forearm")
+    elbow_r: float = _slider(5.0, 0.0, 150.0, "Right elbow", "Bend the right elbow: 0 = straight forearm")
+    hip_l: float = _slider(0.0, -40.0, 120.0, "Left hip (forward)",
+                           "Left thigh forward (flexion); negative = backward")
+    hip_r: float = _slider(0.0, -40.0, 120.0, "Right hip (forward)",
+                           "Right thigh forward (flexion); negative = backward")
+    hip_out_l: float = _slider(5.0, -10.0, 60.0, "Left hip (out)", "Left thigh sideways (abduction)")
+    hip_out_r: float = _slider(5.0, -10.0, 60.0, "Right hip (out)", "Right thigh sideways (abduction)")
+    knee_l: float = _slider(0.0, 0.0, 150.0, "Left knee", "Bend the left knee: 0 = straight leg")
+    knee_r: float = _slider(0.0, 0.0, 150.0, "Right knee", "Bend the right knee: 0 = straight leg")
+    spine: float = _slider(0.0, -30.0, 60.0, "Bend forward", "Bend the spine forward; negative = backward")
+    head_turn: float = _slider(0.0, -70.0, 70.0, "Head turn", "Turn the head: + = left, - = right")
 
     def __post_init__(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            lo, hi = SLIDER_RANGES[f.name]
-            if not isinstance(value, int | float) or not math.isfinite(value) or not lo <= value <= hi:
-                raise InputError(f"The pose slider '{f.name}' must be between {lo:g} and {hi:g} degrees, "
-                                 f"not {value!r}.")
+        for name, spec in fields_of(Pose).items():
+            value = getattr(self, name)
+            try:
+                object.__setattr__(self, name, check_value(spec, value))
+            except InputError:
+                raise InputError(f"The pose slider '{name}' must be {spec.accepts().lower()} degrees, "
+                                 f"not {value!r}.") from None
 
     def as_dict(self) -> dict[str, float]:
         return {k: float(v) for k, v in asdict(self).items()}
@@ -83,6 +80,10 @@ class Pose:
         values["yaw"] = float(rng.uniform(-180, 180))
         return Pose(**values)
 
+
+# slider → (lowest, highest) in degrees, from the declarations above
+SLIDER_RANGES: dict[str, tuple[float, float]] = {
+    name: (float(spec.param.minimum), float(spec.param.maximum)) for name, spec in fields_of(Pose).items()}
 
 PRESETS: dict[str, Pose] = {
     "A-pose": Pose(),

@@ -3,12 +3,13 @@ service re-exports them). A run card holds a request's fields, so the models are
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.params import param
 
 from .models import EMBEDDED_MODEL, PUBLISHED_MODEL
 from .params import Phenotype, Pose
@@ -20,6 +21,10 @@ VIEW_DISTANCE = 3.5  # metres from the body's centre: the whole of a tall person
 RENDER_LEVELS = 2  # subdivisions of the rendering mesh at inference (the paper: 2; training: 1)
 MAX_PHOTOS = 5
 DEFAULT_FOV = 40.0  # a photo's vertical field of view when none is given (degrees; fit.DEFAULT_FOV)
+MAX_SUBJECT = 999_999  # synthetic subjects 0…999999 (held-out seeds)
+MAX_VIEWS = 5
+RENDERERS = ("auto", "fast", "torch", "gsplat")
+VIDEO_KINDS = ("turntable", "animation")
 
 
 @dataclass
@@ -39,32 +44,34 @@ class UploadedViews:
 class ReconstructRequest:
     """A synthetic subject (``subject``: 0, 1, 2, … → held-out seeds) or ``upload`` (checked views)."""
 
-    subject: int | None = 0
-    upload: UploadedViews | None = None
-    n_views: int = 3
-    iterations: int = 3
-    model: str = EMBEDDED_MODEL
-    levels: int = RENDER_LEVELS
-    size: int | None = None  # input resolution; None: the model's own (embedded 64², published 1024²)
+    subject: int | None = param(0, minimum=0, maximum=MAX_SUBJECT, label="Subject (held out)",
+                                help="Which held-out synthetic person (any number; none was seen in training); "
+                                     "empty when the views are uploaded.")
+    upload: UploadedViews | None = param(None, help="Your own views of one person: images, masks, cameras and pose "
+                                                    "(checked by backends.avatar.uploads).")
+    n_views: int = param(3, minimum=1, maximum=MAX_VIEWS, label="Views", cli=("--views",),
+                         help="How many views of a synthetic subject the model sees (sparse: 1–5).")
+    iterations: int = param(3, minimum=1, maximum=5, label="Feedback iterations (paper: 3)",
+                            help="Rounds of iterative feedback refining the avatar: more is sharper and slower.")
+    model: str = param(EMBEDDED_MODEL, label="Reconstructor",
+                       help=f"{EMBEDDED_MODEL!r} (the embedded model, 1–5 views), {PUBLISHED_MODEL!r} (the authors' "
+                            "published checkpoint with your SMPL-X in the models folder; exactly 3 views, 1024² "
+                            "inputs: minutes on a CPU) or a checkpoint folder.")
+    levels: int = param(RENDER_LEVELS, minimum=0, maximum=3, label="Subdivision levels",
+                        help="Subdivisions of the rendering mesh (one Gaussian per face; the paper: 2).")
+    size: int | None = param(None, minimum=32, maximum=MAX_RENDER_SIZE, label="Input size", cli=("--input-size",),
+                             help="The views' resolution in pixels (empty: the model's own; embedded 64², "
+                                  "published 1024²).")
     models_dir: str | None = None  # the models folder to resolve registry models in (None: the settings')
-    pose: Pose | None = None  # the pose the avatar's posed files (.ply, meshes) are written in; None: its views'
+    pose: Pose | None = param(None, help="The pose the avatar's posed files (.ply, meshes) are written in and the "
+                                         "viewer starts in (empty: the pose of its views).")
 
     def validate(self) -> None:
         if (self.subject is None) == (self.upload is None):
             raise InputError("Choose either a synthetic subject or uploaded views, not both (nor neither).")
-        if self.subject is not None and not (isinstance(self.subject, int) and 0 <= self.subject < 1_000_000):
-            raise InputError(f"The subject number must be between 0 and 999999, not {self.subject!r}.")
-        if not 1 <= self.n_views <= 5:
-            raise InputError(f"The avatar is reconstructed from 1 to 5 views, not {self.n_views}.")
-        if not 1 <= self.iterations <= 5:
-            raise InputError(f"Feedback iterations must be 1 to 5 (the paper uses 3), not {self.iterations}.")
-        if not 0 <= self.levels <= 3:
-            raise InputError(f"Subdivision levels must be 0 to 3, not {self.levels}.")
         if self.model not in (EMBEDDED_MODEL, PUBLISHED_MODEL) and not Path(self.model).is_dir():
             raise InputError(f"Unknown avatar model {self.model!r}: use {EMBEDDED_MODEL!r}, {PUBLISHED_MODEL!r} "
                              "or a checkpoint folder.")
-        if self.size is not None and not 32 <= self.size <= MAX_RENDER_SIZE:
-            raise InputError(f"The input size must be 32 to {MAX_RENDER_SIZE} pixels, not {self.size}.")
 
 
 @dataclass(frozen=True)
@@ -72,64 +79,103 @@ class PhotosRequest:
     """Photos of one person (H×W×3 uint8 each): MediaPipe finds the body and its mask in each, and one
     body (pose, shape, a camera per photo) is fitted to all of them (``from_photos.prepare``)."""
 
-    photos: list[np.ndarray]
-    names: list[str]
-    fov_deg: float = DEFAULT_FOV
-    steps: int = 150
+    photos: list[np.ndarray] = param(help=f"Photos of one person (1–{MAX_PHOTOS}), the whole body, head to feet, "
+                                          "in each.")
+    names: list[str] = param(help="The photos' file names, one per photo (how the fit names them).")
+    fov_deg: float = param(DEFAULT_FOV, minimum=10.0, maximum=120.0, label="Field of view (°)", cli=("--fov",),
+                           help="The photos' vertical field of view in degrees (a phone's main camera: about 40–50).")
+    steps: int = param(150, minimum=1, maximum=2000, label="Fit steps", cli=("--fit-steps",),
+                       help="Optimiser steps of the body fit (pose, shape and a camera per photo).")
 
     def validate(self) -> None:
         if not 1 <= len(self.photos) <= MAX_PHOTOS:
             raise InputError(f"Upload 1 to {MAX_PHOTOS} photos of one person, not {len(self.photos)}.")
         if len(self.names) != len(self.photos):
             raise InputError(f"{len(self.photos)} photo(s) but {len(self.names)} name(s): give one name per photo.")
-        if not 10.0 <= float(self.fov_deg) <= 120.0:
-            raise InputError(f"The photos' field of view must be 10 to 120 degrees, not {self.fov_deg:g}.")
-        if not isinstance(self.steps, int) or not 1 <= self.steps <= 2000:
-            raise InputError(f"The fit takes 1 to 2000 steps, not {self.steps!r}.")
+
+
+def _azimuth(default: float):
+    return param(default, minimum=-180.0, maximum=180.0, step=5, label="Camera azimuth (°)", cli=("--azimuth",),
+                 help="Where the camera stands around the person: 0 = in front, 90 = at their left.")
+
+
+def _avatar_file():
+    return param(None, help="The avatar: the avatar.safetensors a reconstruction wrote.")
+
+
+def _background():
+    return param((1.0, 1.0, 1.0), help="The background colour: three numbers from 0 to 1 (red, green, blue).")
 
 
 @dataclass(frozen=True)
 class RenderRequest:
-    pose: Pose = field(default_factory=Pose)
-    azimuth_deg: float = 0.0  # 0 = in front of the person, 90 = at their left
-    height: float = 0.1  # camera height above the body's centre, metres
-    distance: float = VIEW_DISTANCE
-    size: int = 512
-    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    backend: str = "auto"  # auto: gsplat on CUDA, else the compiled CPU tile renderer; or fast / torch
-    ground_truth: bool = True  # synthetic subjects: ray-cast the true person beside the render
+    """A novel view of an avatar (``avatar``: its file; the tab names the session's) in a pose, from an orbit camera."""
+
+    pose: Pose = param(default_factory=Pose, help="The pose to render the avatar in (pose sliders in degrees).")
+    # 30°: between two of a synthetic subject's input views, a view the model did not see
+    azimuth_deg: float = _azimuth(30.0)
+    height: float = param(0.1, minimum=-2.0, maximum=3.0, label="Camera height (m)",
+                          help="The camera's height above the body's centre in metres.")
+    distance: float = param(VIEW_DISTANCE, minimum=1.0, maximum=10.0, label="Camera distance (m)",
+                            help="The camera's distance from the body's centre in metres (3.5: the whole of a tall "
+                                 "person in the 40° view).")
+    size: int = param(512, minimum=16, maximum=MAX_RENDER_SIZE, step=16, label="Size (px)",
+                      help="Rendered image size in pixels (square); larger takes longer.")
+    background: tuple[float, float, float] = _background()
+    backend: str = param("auto", choices=RENDERERS, label="Renderer", cli=("--renderer",),
+                         help="auto: gsplat on CUDA, else the compiled CPU tile renderer (fast); or torch, the "
+                              "reference rasterizer.")
+    ground_truth: bool = param(True, label="Ground truth",
+                               help="Synthetic subjects: ray-cast the true person beside the render (and its PSNR).")
+    avatar: Path | None = _avatar_file()  # the action's input (a saved avatar)
 
     def validate(self) -> None:
-        if not 16 <= self.size <= MAX_RENDER_SIZE:
-            raise InputError(f"Render size must be 16 to {MAX_RENDER_SIZE} pixels, not {self.size}.")
-        if not 1.0 <= self.distance <= 10.0:
-            raise InputError(f"Camera distance must be 1 to 10 metres, not {self.distance}.")
-        if not -2.0 <= self.height <= 3.0:
-            raise InputError(f"Camera height must be -2 to 3 metres, not {self.height}.")
-        if self.backend not in ("auto", "fast", "torch", "gsplat"):
-            raise InputError(f"Unknown renderer {self.backend!r}: auto, fast, torch or gsplat.")
-        if len(self.background) != 3 or not all(0.0 <= c <= 1.0 for c in self.background):
-            raise InputError("The background is three numbers between 0 and 1.")
+        _check_background(self.background)
 
 
 @dataclass(frozen=True)
 class VideoRequest:
-    kind: str = "turntable"  # turntable: the camera circles; animation: the pose moves through the presets
-    pose: Pose = field(default_factory=Pose)  # the turntable's pose (animation: its camera azimuth below)
-    azimuth_deg: float = 0.0
-    frames: int = 48
-    size: int = 256
-    fps: float = 24.0
-    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    avatar: Path | None = None  # the action's input: an avatar.safetensors (what a reconstruction wrote)
+    """A turntable (the camera circles the posed person) or an animation (the pose moves through the presets)."""
+
+    kind: str = param("turntable", choices=VIDEO_KINDS, label="Video",
+                      help="turntable: the camera circles the posed person; animation: the avatar moves through the "
+                           "presets.")
+    pose: Pose = param(default_factory=Pose, help="The turntable's pose (pose sliders in degrees; an animation "
+                                                   "moves through the presets).")
+    azimuth_deg: float = _azimuth(0.0)
+    frames: int = param(48, minimum=2, maximum=MAX_VIDEO_FRAMES, step=2, label="Frames",
+                        help="Frames in the video: more is smoother and takes longer.")
+    size: int = param(256, minimum=32, maximum=MAX_VIDEO_SIZE, label="Video size (px)",
+                      help="The video's frame size in pixels (square).")
+    fps: float = param(24.0, minimum=1.0, maximum=60.0, label="Frame rate", help="Frames per second of the video.")
+    background: tuple[float, float, float] = _background()
+    avatar: Path | None = _avatar_file()  # the action's input: an avatar.safetensors (what a reconstruction wrote)
     out: Path | None = None  # the action's output folder (a replay's --out)
 
     def validate(self) -> None:
-        if self.kind not in ("turntable", "animation"):
-            raise InputError(f"Unknown video kind {self.kind!r}: turntable or animation.")
-        if not 2 <= self.frames <= MAX_VIDEO_FRAMES:
-            raise InputError(f"A video has 2 to {MAX_VIDEO_FRAMES} frames, not {self.frames}.")
-        if not 32 <= self.size <= MAX_VIDEO_SIZE:
-            raise InputError(f"Video size must be 32 to {MAX_VIDEO_SIZE} pixels, not {self.size}.")
-        if not 1 <= self.fps <= 60:
-            raise InputError(f"Video frame rate must be 1 to 60, not {self.fps}.")
+        _check_background(self.background)
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """An avatar's raw files in a pose: 3DGS .ply, posed mesh (.obj, .ply) and the avatar itself."""
+
+    pose: Pose = param(default_factory=Pose, help="The pose the files are written in (pose sliders in degrees).")
+    avatar: Path | None = _avatar_file()
+
+
+@dataclass(frozen=True)
+class ExampleRequest:
+    """An upload example: ray-cast views of a synthetic subject, their masks and cameras.json (what the upload takes)."""
+
+    subject: int = param(0, minimum=0, maximum=MAX_SUBJECT, label="Subject (held out)",
+                         help="Which held-out synthetic person the example shows.")
+    n_views: int = param(3, minimum=1, maximum=MAX_VIEWS, label="Views", cli=("--views",),
+                         help="How many views (images, masks, cameras) the example has.")
+    size: int = param(128, minimum=32, maximum=MAX_RENDER_SIZE, label="Image size (px)",
+                      help="The views' size in pixels (square).")
+
+
+def _check_background(background) -> None:
+    if len(background) != 3 or not all(isinstance(c, int | float) and 0.0 <= c <= 1.0 for c in background):
+        raise InputError("The background is three numbers between 0 and 1.")

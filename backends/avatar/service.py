@@ -4,7 +4,8 @@
   views → an animatable Gaussians-on-Mesh avatar (LIFe-GoM's feed-forward pass with feedback
   iterations); a generator of progress events, stoppable between iterations;
 - ``render_novel``: the avatar in any pose from any orbit camera at a chosen resolution (the compiled
-  CPU tile renderer; gsplat on CUDA), with the ground truth beside it for synthetic subjects;
+  CPU tile renderer; gsplat on CUDA), with the ground truth beside it for synthetic subjects; stoppable
+  between its steps;
 - ``turntable`` / ``animation``: H.264 videos (the camera circles; the pose moves through the presets).
 
 An avatar carries its own skeleton (bone heads and parents), so it re-poses without the body model.
@@ -22,6 +23,7 @@ import torch
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
+from backends.common.params import check_request
 from backends.common.progress import CancelToken, ProgressEvent, cancel_scope, relay, stream_reports
 
 from .body import Phenotype, forward_kinematics
@@ -155,12 +157,13 @@ class RenderResult:
     render_ms: float
     renderer: str
     request: RenderRequest
+    gaussians: int = 0  # how many the avatar has
 
-    def describe(self, n_gaussians: int) -> str:
+    def describe(self) -> str:
         """The render in a line (Markdown): its time (the rasterizer alone), renderer, PSNR when there is a truth."""
         size = self.request.size
         text = (f"{size}² in **{self.render_ms:.0f} ms** ({1000 / max(self.render_ms, 1e-3):.1f} FPS, rasterizer "
-                f"alone) · {self.renderer} · {n_gaussians:,} Gaussians")
+                f"alone) · {self.renderer} · {self.gaussians:,} Gaussians")
         if self.psnr is not None:
             text += f" · PSNR vs the ray-cast ground truth (person's box): **{self.psnr:.2f} dB**"
         return text
@@ -225,6 +228,7 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None,
     from . import body
     from .network import Views
 
+    check_request(req)
     req.validate()
     cancel = cancel or CancelToken()
     if model is None:
@@ -353,10 +357,14 @@ def render_frame(result: AvatarResult, pose: Pose, camera, size: int, background
     return image, out.alpha.detach().cpu().numpy(), ms, backend
 
 
-def render_novel(result: AvatarResult, req: RenderRequest) -> RenderResult:
-    """The avatar in ``req.pose`` from an orbit camera; the true person beside it for synthetic subjects."""
+def render_novel(result: AvatarResult, req: RenderRequest, cancel: CancelToken | None = None) -> RenderResult:
+    """The avatar in ``req.pose`` from an orbit camera; the true person beside it for synthetic subjects.
+    ``cancel`` stops it between posing, rasterizing and ray-casting the truth."""
+    check_request(req)
     req.validate()
+    cancel = cancel or CancelToken()
     camera = orbit_camera(req.azimuth_deg, req.height, req.distance, req.size)
+    cancel.raise_if_cancelled()
     image, alpha, ms, backend = render_frame(result, req.pose, camera, req.size, req.background, req.backend)
     truth, score = None, None
     if req.ground_truth and result.subject_seed is not None:
@@ -365,9 +373,11 @@ def render_novel(result: AvatarResult, req: RenderRequest) -> RenderResult:
         from .body import rest_body
         from .data import Subject, render_view
 
+        cancel.raise_if_cancelled()
         rng = np.random.default_rng(result.subject_seed)
         subject = Subject.random(rng)  # the same draw as data.sample_subject's
-        view = render_view(subject, req.pose, camera, rest_body(subject.phenotype))
+        with cancel_scope(cancel):
+            view = render_view(subject, req.pose, camera, rest_body(subject.phenotype))
         bg = np.asarray(req.background, np.float32)
         truth_f = view.rgb * view.mask[..., None] + bg * (1 - view.mask[..., None])
         truth = np.round(truth_f * 255).astype(np.uint8)
@@ -376,7 +386,7 @@ def render_novel(result: AvatarResult, req: RenderRequest) -> RenderResult:
             box = (slice(ys.min(), ys.max() + 1), slice(xs.min(), xs.max() + 1))
             score = float(psnr(image[box].astype(np.float32) / 255, truth[box].astype(np.float32) / 255))
     return RenderResult(image, alpha, truth, score, ms, "numba tile renderer (CPU)" if backend == "fast" else backend,
-                        req)
+                        req, result.n_gaussians)
 
 
 def animation_poses(frames: int) -> list[Pose]:
@@ -396,6 +406,7 @@ def video(result: AvatarResult, req: VideoRequest, out_dir: Path,
     """A turntable or an animation as H.264 .mp4; yields progress (stoppable between frames), then the result."""
     from backends.common.video import write_mp4
 
+    check_request(req)
     req.validate()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

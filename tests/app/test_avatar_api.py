@@ -1,6 +1,6 @@
 """The Avatar tab through gradio_client on the embedded reconstructor: reconstruct a synthetic subject,
 re-pose it, render, make a video, export and parse the 3DGS .ply; an example upload reconstructs; bad
-input is a clear error and the session goes on."""
+input is a clear error and the session goes on; the API's parameters are named (a call may name only a few)."""
 
 import json
 from pathlib import Path
@@ -79,8 +79,9 @@ def test_render_video_and_export(client, avatar):
     assert Path(path).suffix == ".mp4" and Path(path).stat().st_size > 1000
     files = {Path(f).name: f for f in client.predict(*NEUTRAL, api_name="/avatar_export")}
     assert {"gaussians.ply", "mesh.obj", "mesh.ply", "avatar.safetensors", "run.json"} <= set(files)
-    assert "card.json" not in files  # one card: the run.json of the reconstruction that made the avatar
-    assert json.loads(Path(files["run.json"]).read_text())["action"] == "avatar_reconstruct"
+    card = json.loads(Path(files["run.json"]).read_text())  # the export's run card: it replays to the same files
+    assert card["action"] == "avatar_export" and card["request"]["pose"]["arm_raise_l"] == NEUTRAL[1]
+    assert card["result"]["avatar"]["source"].startswith("synthetic subject")  # how the avatar was made
     raw = Path(files["gaussians.ply"]).read_bytes()
     header = raw[:raw.index(b"end_header\n")].decode().splitlines()
     assert [line.split()[2] for line in header if line.startswith("property")] == PLY_FIELDS
@@ -146,3 +147,15 @@ def test_a_downloaded_run_card_reproduces_the_avatar_through_the_cli(client, tmp
     ply = [np.frombuffer(raw[raw.index(b"end_header\n") + len(b"end_header\n"):], "<f4") for raw in raws]
     assert ply[0].shape == ply[1].shape and np.allclose(ply[0], ply[1], atol=1e-4)
     assert json.loads((out / "run.json").read_text())["result"]["gaussians"] == card["result"]["gaussians"]
+
+
+def test_reconstruct_takes_named_parameters_and_the_rest_keep_their_defaults(client):
+    """``client.predict(api_name=..., **named)``: the source, the uploads, the other pose sliders and the model are
+    left to their defaults (a synthetic subject, the A-pose but the named slider, the embedded model)."""
+    gallery, status, _, bones = client.predict(api_name="/avatar_reconstruct", subject=3, n_views=1, iterations=1,
+                                               arm_raise_r=150)
+    assert len(gallery) == 1 and "synthetic subject 3" in status and "(1 feedback iteration(s), 1 view(s))" in status
+    pose = json.loads(bones)["pose"]
+    assert pose["arm_raise_r"] == 150 and pose["arm_raise_l"] == 45  # the named slider; the others the A-pose's
+    with pytest.raises(Exception, match="greater than maximum value 5"):  # the request's range, on the slider
+        client.predict(api_name="/avatar_reconstruct", n_views=9)

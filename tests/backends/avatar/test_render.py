@@ -1,5 +1,4 @@
 import math
-import time
 
 import numpy as np
 import pytest
@@ -130,11 +129,8 @@ def test_avatar_gaussians_cover_the_ground_truth_silhouette_fast():
     assert torch.allclose(render(g, viewmat, k, 128, 128, backend="fast").alpha, out.alpha, atol=1e-4)
     big = data.camera_ring(3, 512)[1]
     big_view, big_k = torch.from_numpy(big.extrinsics).float(), torch.from_numpy(big.intrinsics).float()
-    render(g, big_view, big_k, 512, 512, backend="fast")  # warm-up (compiles once per machine)
-    start = time.perf_counter()
+    # the tile renderer at 512² (its speed against the torch rasterizer: bench.avatar's render_512 ratio)
     fast = render(g, big_view, big_k, 512, 512, backend="fast")
-    seconds = time.perf_counter() - start
-    assert seconds < 1.0, f"{len(g.means)} Gaussians at 512² took {seconds:.2f} s with the tile renderer"
     assert (fast.alpha > 0.5).float().mean().item() == pytest.approx((out.alpha > 0.5).float().mean().item(), rel=0.3)  # 1 px fringe at 128²
     mask = out.alpha.numpy() > 0.5
     gt = truth.mask > 0.5

@@ -1,8 +1,8 @@
-"""Every Avatar action's run card replays through the CLI (``iclr25-studio replay run.json --out DIR``) from a
-folder holding only the run's files, as a download would: a video of a saved avatar gives the same frames, a
-photo fit the same fit, and an avatar exported in another pose (no run of its own) carries the card of the
-reconstruction that made it, which makes the same avatar again. (``avatar_reconstruct`` downloaded from the
-tab: tests/app/test_avatar_api.py.)"""
+"""Every Avatar action's run card replays (``iclr25-studio replay run.json --out DIR``) from a folder holding only
+the run's files, as a download would: a video of a saved avatar gives the same frames, a photo fit the same fit,
+an avatar exported in another pose the same files (its card naming how the avatar was made), a render the same
+image and an upload example the same files. (``avatar_reconstruct`` downloaded from the tab:
+tests/app/test_avatar_api.py.)"""
 
 import json
 import os
@@ -14,9 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backends.avatar.actions import FIT_PHOTOS, RECONSTRUCT, VIDEO
-from backends.avatar.requests import PhotosRequest, ReconstructRequest, VideoRequest
-from backends.common.action_cli import run_action
+from backends.avatar.actions import EXAMPLE, EXPORT, FIT_PHOTOS, RECONSTRUCT, RENDER, VIDEO
+from backends.avatar.requests import (
+    ExampleRequest,
+    ExportRequest,
+    PhotosRequest,
+    ReconstructRequest,
+    RenderRequest,
+    VideoRequest,
+)
+from backends.common.action_cli import replay_card, run_action
 
 
 def replay(card: Path, out: Path) -> dict:
@@ -81,22 +88,60 @@ def test_a_video_of_a_saved_avatar_replays_to_the_same_frames(reconstruction, tm
     assert np.abs(first[0].astype(int) - first[2].astype(int)).max() > 30  # the camera moved: the frames differ
 
 
-def test_an_export_in_another_pose_carries_the_run_that_made_the_avatar(reconstruction, tmp_path):
-    from backends.avatar.outputs import write_avatar
-    from backends.avatar.pose import preset
-    from backends.common.runcard import carry_card
+def ply_values(path: Path) -> np.ndarray:
+    raw = Path(path).read_bytes()
+    return np.frombuffer(raw[raw.index(b"end_header\n") + len(b"end_header\n"):], "<f4")
 
-    result, made = reconstruction
-    export = tmp_path / "export"
-    paths = write_avatar(result, preset("T-pose"), export)
-    carried = carry_card(made["run"], export)
-    assert not (export / "card.json").exists() and carried["run"] == export / "run.json"
-    assert (export / "run.json").read_text() == made["run"].read_text()
-    assert '"arm_raise_l": 90' in (export / "mesh.obj").read_text().splitlines()[1]  # the pose it is in
-    downloads = downloaded({**paths, **carried}, tmp_path / "downloads")
-    assert replay(downloads / "run.json", tmp_path / "again")["action"] == "avatar_reconstruct"
+
+def test_an_export_in_another_pose_replays_to_the_same_files_and_names_how_the_avatar_was_made(reconstruction,
+                                                                                                 tmp_path):
+    from backends.avatar.pose import preset
+
+    _, made = reconstruction
+    posed, paths = run_action(EXPORT, ExportRequest(pose=preset("T-pose"), avatar=made["avatar"]), tmp_path / "run")
+    assert {p.name for p in paths.values()} == {"gaussians.ply", "mesh.obj", "mesh.ply", "avatar.safetensors",
+                                                "input_avatar.safetensors", "run.json"}
+    assert '"arm_raise_l": 90' in paths["mesh_obj"].read_text().splitlines()[1]  # the pose it is in
     assert_same_avatar(made["avatar"], paths["avatar"])  # the export holds the avatar the run made
-    assert_same_avatar(downloads / "avatar.safetensors", tmp_path / "again" / "avatar.safetensors", tol=1e-4)
+    card = json.loads(paths["run"].read_text())
+    made_card = json.loads(made["run"].read_text())
+    assert card["action"] == "avatar_export" and card["request"]["pose"] == preset("T-pose").as_dict()
+    assert card["result"]["avatar"]["source"] == "synthetic subject 4" == made_card["result"]["source"]
+    downloads = downloaded(paths, tmp_path / "downloads")
+    again = replay(downloads / "run.json", tmp_path / "again")
+    assert again["action"] == "avatar_export" and again["request"] == card["request"]
+    assert_same_avatar(downloads / "avatar.safetensors", tmp_path / "again" / "avatar.safetensors")
+    first, second = ply_values(downloads / "gaussians.ply"), ply_values(tmp_path / "again" / "gaussians.ply")
+    assert first.shape == second.shape and np.allclose(first, second, atol=1e-4)
+
+
+def test_a_render_replays_to_the_same_image(reconstruction, tmp_path):
+    from backends.avatar.pose import preset
+    from backends.common.imageio import open_image
+
+    _, made = reconstruction
+    request = RenderRequest(pose=preset("walking"), azimuth_deg=60.0, size=64, avatar=made["avatar"])
+    rendered, paths = run_action(RENDER, request, tmp_path / "run")
+    assert {p.name for p in paths.values()} == {"render.png", "ground_truth.png", "input_avatar.safetensors",
+                                                "run.json"}
+    assert rendered.psnr is not None and (rendered.alpha > 0.5).mean() > 0.03  # the person is in the frame
+    downloads = downloaded(paths, tmp_path / "downloads")
+    again, files = replay_card(downloads / "run.json", tmp_path / "again")
+    card = json.loads(files["run"].read_text())
+    assert card["action"] == "avatar_render" and card["request"]["azimuth_deg"] == 60.0
+    assert card["result"]["psnr"] == pytest.approx(json.loads(paths["run"].read_text())["result"]["psnr"], abs=0.01)
+    a = np.asarray(open_image(downloads / "render.png")).astype(int)
+    b = np.asarray(open_image(files["render"])).astype(int)
+    assert a.shape == b.shape == (64, 64, 3) and np.abs(a - b).max() <= 1
+
+
+def test_an_upload_example_replays_to_the_same_files(tmp_path):
+    _, paths = run_action(EXAMPLE, ExampleRequest(subject=2, n_views=2, size=48), tmp_path / "run")
+    assert {p.name for p in paths.values()} == {"view0.png", "view0_mask.png", "view1.png", "view1_mask.png",
+                                                "cameras.json", "run.json"}
+    _, files = replay_card(downloaded(paths, tmp_path / "downloads") / "run.json", tmp_path / "again")
+    for name in ("view0.png", "view1_mask.png", "cameras.json"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "run" / name).read_bytes(), name
 
 
 def test_a_photo_fit_replays_to_the_same_fit(tmp_path):

@@ -73,14 +73,23 @@ def test_stop_ends_the_reconstruction(checkpoint):
         run_to_result(service.reconstruct(service.ReconstructRequest(subject=0, model=checkpoint, levels=1), token))
 
 
+def checked(request):
+    """What every action does with a request before its work: its declared fields, then its own checks."""
+    from backends.common.params import check_request
+
+    check_request(request)
+    request.validate()
+    return request
+
+
 @pytest.mark.parametrize("kwargs, words", [
-    (dict(subject=None), "either"), (dict(subject=1, n_views=6), "1 to 5 views"),
-    (dict(subject=1, iterations=0), "iterations"), (dict(subject=-1), "subject number"),
-    (dict(subject=1, model="no-such-model"), "Unknown avatar model"),
+    (dict(subject=None), "either"), (dict(subject=1, n_views=6), "Views must be a whole number from 1 to 5"),
+    (dict(subject=1, iterations=0), "Feedback iterations"), (dict(subject=-1), r"Subject \(held out\) must be"),
+    (dict(subject=1, model="no-such-model"), "Unknown avatar model"), (dict(subject=1, size=8), "Input size"),
 ])
 def test_bad_reconstruct_requests(kwargs, words):
     with pytest.raises(InputError, match=words):
-        service.ReconstructRequest(**kwargs).validate()
+        checked(service.ReconstructRequest(**kwargs))
 
 
 def test_novel_view_with_ground_truth_and_reload(result, tmp_path):
@@ -92,8 +101,14 @@ def test_novel_view_with_ground_truth_and_reload(result, tmp_path):
     again = outputs.load_avatar(paths["avatar"])
     r2 = service.render_novel(again, service.RenderRequest(pose=preset("walking"), azimuth_deg=30, size=64))
     assert np.array_equal(r.image, r2.image)
-    with pytest.raises(InputError, match="Render size"):
+    with pytest.raises(InputError, match=r"Size \(px\) must be a whole number from 16 to 1024, got 4096"):
         service.render_novel(result, service.RenderRequest(size=4096))
+    with pytest.raises(InputError, match="Renderer must be one of"):
+        service.render_novel(result, service.RenderRequest(backend="opengl"))
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        service.render_novel(result, service.RenderRequest(size=64), token)
     (tmp_path / "junk.safetensors").write_bytes(b"not a file")
     with pytest.raises(InputError):
         outputs.load_avatar(tmp_path / "junk.safetensors")
@@ -158,8 +173,10 @@ def test_videos(result, tmp_path):
     token.cancel()
     with pytest.raises(Cancelled):
         run_to_result(service.video(result, service.VideoRequest(frames=20, size=64), tmp_path, token))
-    with pytest.raises(InputError, match="frames"):
-        service.VideoRequest(frames=10_000).validate()
+    with pytest.raises(InputError, match="Frames must be a whole number from 2 to 240"):
+        checked(service.VideoRequest(frames=10_000))
+    with pytest.raises(InputError, match="background"):
+        checked(service.VideoRequest(background=(1.0, 2.0, 0.0)))
 
 
 def _example(tmp_path):
@@ -223,10 +240,34 @@ def test_cli_reconstructs_renders_and_measures(checkpoint, tmp_path):
     assert card["views"] == 1 and "gaussians.ply" in card["files"] and "avatar.safetensors" in card["files"]
     r = cli("render", "--avatar", str(tmp_path / "av" / "avatar.safetensors"), "--preset", "walking", "--size", "64",
             "--out", str(tmp_path / "r"))
-    assert r["files"] == ["render.png", "ground_truth.png"] and r["psnr"] > 0
+    assert r["files"] == ["ground_truth.png", "input_avatar.safetensors", "render.png", "run.json"] and r["psnr"] > 0
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["action"] == "avatar_render"
     fps = cli("render", "--avatar", str(tmp_path / "av" / "avatar.safetensors"), "--measure-fps", "--size", "64",
               "--seconds", "0.2")
     assert fps["fps"] > 0 and fps["frames"] >= 3
     bad = subprocess.run([sys.executable, "-m", "app", "avatar", "render", "--avatar", str(tmp_path / "nope"),
                           "--out", str(tmp_path)], capture_output=True, text=True)
     assert bad.returncode == 2 and "not an avatar" in bad.stderr
+
+
+def test_cli_options_are_the_requests_and_export_writes_a_replayable_run(result, tmp_path, capsys):
+    import argparse
+
+    from backends.avatar import cli
+
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    outputs.save_avatar(result, tmp_path / "avatar.safetensors")
+    assert cli.run(parser.parse_args(["export", "--avatar", str(tmp_path / "avatar.safetensors"), "--preset",
+                                      "T-pose", "--out", str(tmp_path / "ex")])) == 0
+    exported = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {"gaussians.ply", "mesh.obj", "mesh.ply", "avatar.safetensors", "run.json"} <= set(exported["files"])
+    assert exported["pose"]["arm_raise_l"] == 90 and exported["avatar"]["source"] == result.source
+    args = parser.parse_args(["render", "--avatar", "a", "--azimuth", "45", "--renderer", "torch"])  # old spellings
+    assert (args.azimuth_deg, args.backend, args.size, args.frames) == (45.0, "torch", 512, 48)  # requests' defaults
+    args = parser.parse_args(["reconstruct", "--subject", "1", "--views", "2", "--input-size", "48", "--fov", "50",
+                              "--out", "o"])
+    assert (args.n_views, args.size, args.fov_deg, args.iterations, args.steps) == (2, 48, 50.0, 3, 150)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["render", "--avatar", "a", "--size", "4096"])
+    assert "from 16 to 1024, got 4096" in capsys.readouterr().err  # the request's range, said by the CLI
