@@ -89,23 +89,31 @@ def _session(request: gr.Request | None = None) -> str:
 
 def pose_parameters(fn):
     """``fn`` with its ``pose`` parameter given as the pose sliders: one named parameter per ``Pose`` field, in
-    the sliders' order (what the API lists, each documented from its field), made into a checked ``Pose``."""
+    the sliders' order (what the API lists, each documented from its field), made into a checked ``Pose``. Where
+    ``pose`` has a default (``pose=None``), each slider's default is its field's (the API may leave it out)."""
     signature = inspect.signature(fn)
+    declared = fields_of(Pose)
     params = []
     for p in signature.parameters.values():
-        params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in SLIDERS] \
-            if p.name == "pose" else [p]
+        if p.name != "pose":
+            params.append(p)
+            continue
+        params += [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                     default=declared[n].default if p.default is not p.empty else p.empty)
+                   for n in SLIDERS]
     expanded = signature.replace(parameters=params)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        given = expanded.bind(*args, **kwargs).arguments
+        bound = expanded.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
         pose = Pose(**{name: given.pop(name) for name in SLIDERS})
         return fn(**given, pose=pose)
 
     wrapper.__signature__ = expanded
     doc = inspect.getdoc(fn) or ""
-    lines = [f"    {name}: {' '.join(spec.describe().split())}" for name, spec in fields_of(Pose).items()]
+    lines = [f"    {name}: {' '.join(spec.describe().split())}" for name, spec in declared.items()]
     wrapper.__doc__ = doc + ("\n" if "Args:" in doc else "\n\nArgs:\n") + "\n".join(lines)
     return wrapper
 
@@ -242,7 +250,8 @@ def build(demo: gr.Blocks) -> None:
 # --- the actions: requests in, results shown --------------------------------------------------------
 
 @pose_parameters
-def _reconstruct_request(source, subject, n_views, iterations, images, masks, cameras, pose, model, keep):
+def _reconstruct_request(source, subject, n_views, iterations, images=None, masks=None, cameras=None, pose=None,
+                         model=None, keep=None):
     """The request from the tab's inputs (the pose sliders: the pose the viewer and the files start in).
 
     Args:

@@ -39,3 +39,10 @@ def test_pose_parameters_name_each_slider_and_check_the_pose():
     assert "    last: the last." in doc and "    arm_raise_r: Right arm: 0 = down" in doc and "from 0 to 180" in doc
     with pytest.raises(InputError, match="pose slider 'knee_l' must be a number from 0 to 150 degrees"):
         handler("a", *dict(values, knee_l=200).values(), "z")
+
+    @pose_parameters
+    def optional(upload=None, pose=None):
+        return upload, pose
+
+    assert inspect.signature(optional).parameters["arm_raise_l"].default == 45.0  # the API may leave it out
+    assert optional() == (None, Pose()) and optional(head_turn=30)[1] == Pose(head_turn=30)
