@@ -107,10 +107,11 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
 
     def handler(*args):
         *inputs_given, request, progress = args
-        req = _in_session(request, to_request, *inputs_given)
-        token = CANCELS.start(request, action.name)
+        token = CANCELS.start(request, action.name)  # first: a Stop pressed since the click is for this run
         try:
+            req = _in_session(request, to_request, *inputs_given)
             yield row(running(req) if callable(running) else running)
+            token.raise_if_cancelled()  # stopped before it started: no model is loaded for it
             for kind, item in stream(action.run(req, token), progress):
                 if kind == "preview":
                     if previews:
@@ -120,6 +121,7 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
                     paths = action.write_run(req, item, where)
                     text, *rest = _in_session(request, show, req, item, paths, tuple(inputs_given)) \
                         if show_takes_inputs else _in_session(request, show, req, item, paths)
+                    CANCELS.finish(request, action.name, token)  # before it is shown: a later Stop finds nothing
                     yield row(text, rest=rest)
         except Cancelled:
             text, *rest = _in_session(request, stopped, req) if callable(stopped) else (stopped, *keep)
@@ -129,8 +131,11 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
             CANCELS.finish(request, action.name, token)
 
     names = api_parameter_names(to_request, len(inputs))
-    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
-    params += [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request),
+    own = inspect.signature(to_request).parameters  # to_request's default None: the API may leave it out
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                default=own[n].default if n in own else inspect.Parameter.empty) for n in names]
+    params += [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                                 annotation=gr.Request),
                inspect.Parameter("progress", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=gr.Progress())]
     handler.__signature__ = inspect.Signature(params)
     handler.__annotations__ = {"request": gr.Request}  # Gradio finds its special arguments by type hint
@@ -138,11 +143,24 @@ def bind_action(action: Action, *, trigger, inputs: Sequence[gr.components.Compo
     handler.action_name = action.name  # app.contract finds the events that run an action by it
     handler.__doc__ = api_docstring(action.description or action.name, names, action.request_type, to_request)
     listen_kwargs.setdefault("concurrency_id", "gpu" if action.heavy else f"{action.capability}-light")
+    for each in trigger if isinstance(trigger, list | tuple) else [trigger]:  # before the run: sent first
+        each(_arm(action), queue=False, show_progress="hidden", api_visibility="private")
     dependency = listen(trigger, user_errors(handler), status=status, inputs=list(inputs), outputs=order,
                         api_name=api_name or action.name, **listen_kwargs)
     if stop is not None:
         bind_stop(stop, action, status, api_name=stop_api_name)
     return dependency
+
+
+def _arm(action: Action) -> Callable:
+    """The click's own unqueued event: the run is cancellable from the click on (``longwork.SessionCancels.arm``),
+    so a Stop pressed while it waits in the queue or starts is not lost."""
+
+    def arm(request: gr.Request) -> None:
+        CANCELS.arm(request, action.name)
+
+    arm.__name__ = f"arm_{action.name}"
+    return arm
 
 
 def api_parameter_names(to_request: Callable, count: int) -> list[str]:
@@ -159,9 +177,9 @@ def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.com
     """``stop`` cancels this session's running ``action`` — or any of several (one Stop for a tab's actions) —
     unqueued: it never waits behind the work.
 
-    A Stop that finds nothing running leaves the status as it is (the run's result, or its own "Stopped by the
-    user", stays on screen) and says so in a toast: a late second press must not erase what the run reported.
-    The API (``api_name``, default ``<capability>_stop``) answers in words either way.
+    The button answers in a toast ("Stopping…" or "Nothing is running.") and never writes the status line: the
+    run writes "Stopped by the user" there itself, and an answer that arrived after it must not cover it (nor a
+    late press the run's result). The API (``api_name``, default ``<capability>_stop``) answers in words.
     """
     actions = list(action) if isinstance(action, list | tuple) else [action]
 
@@ -171,11 +189,8 @@ def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.com
     def stop_running(request: gr.Request) -> str:
         return "Stopping…" if cancel(request) else NOTHING_RUNNING
 
-    def on_stop_click(request: gr.Request):
-        if cancel(request):
-            return "Stopping…"
-        gr.Info(NOTHING_RUNNING)
-        return gr.update()
+    def on_stop_click(request: gr.Request) -> None:
+        gr.Info("Stopping…" if cancel(request) else NOTHING_RUNNING)
 
     name = api_name or f"{actions[0].capability}_stop"
     stop_running.__name__ = f"on_{actions[0].name}_stop"
@@ -183,5 +198,5 @@ def bind_stop(stop: gr.Button, action: Action | Sequence[Action], status: gr.com
                            f"'{NOTHING_RUNNING}'"
     on_stop_click.__name__ = f"on_{actions[0].name}_stop_click"
     # queued (toasts need the queue) but on no concurrency group, so it never waits behind the work
-    stop.click(on_stop_click, outputs=status, api_visibility="private", concurrency_limit=None, show_progress="hidden")
+    stop.click(on_stop_click, api_visibility="private", concurrency_limit=None, show_progress="hidden")
     gr.api(stop_running, api_name=name, queue=False)

@@ -1,23 +1,29 @@
 """Downloading a paper's model from the page: the System tab's buttons and the one beside each tab's model choice.
 
-:func:`download_stream` runs the ``download`` action (``backends.common.system_actions``) for one model and turns its events
-into the status text a person reads (the licence first, then bytes, rate and time left, then where it went),
-with this session's Stop. :func:`download_beside` puts a *Download* button next to a tab's model choice,
-shown while the chosen model (or a part it needs, e.g. SD 1.5 + the depth ControlNet) is missing.
+Every download is the ``download`` action (``backends.common.system_actions``) bound with
+:func:`~app.components.action_button.bind_action`: the licence first, then bytes, rate and time left (the
+action's previews, written into the status line), then where the model went; this session's Stop ends it
+between two chunks; a failure (gated, no network, a full disk) is a clear message in the status line.
+:func:`bind_download` binds one trigger; :func:`download_beside` puts a *Download* row next to a tab's model
+choice, shown while the chosen model (or a part it needs, e.g. SD 1.5 + the depth ControlNet) is missing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 import gradio as gr
 
-from backends.common.errors import Cancelled, DownloadError
+from backends.common.errors import InputError
 from backends.common.redact import redact_paths
 from backends.common.registry import default_registry, model_status
+from backends.common.system_actions import DOWNLOAD, DownloadRequest
 
-from .errors import as_gr_error, user_errors
-from .longwork import CANCELS, stream
+from .action_button import bind_action
+from .longwork import CANCELS
+
+STOPPED = "Stopped: the files that arrived whole are kept; press Download again to fetch the rest."
+NOTHING_DOWNLOADING = "Nothing is downloading."
 
 
 def downloadable() -> list[str]:
@@ -25,48 +31,37 @@ def downloadable() -> list[str]:
     return [s.id for s in default_registry() if s.source == "hf"]
 
 
-def download_stream(model_id: str, fp16: bool, request: gr.Request | None,
-                    progress: gr.Progress | None) -> Iterator[str]:
-    """Stream one download into the status text; Stop (this session's) ends it, a failure is shown and raised."""
-    from backends.common.errors import InputError
-    from backends.common.system_actions import DOWNLOAD, DownloadRequest
-
-    request_ = DownloadRequest(model_id or "", bool(fp16))
-    try:
-        request_.validate()
-    except InputError as e:
-        raise as_gr_error(e) from e
-    spec = default_registry().get(model_id)
-    token = CANCELS.start(request, DOWNLOAD.name)
-    licence = ""
-    try:
-        for kind, value in stream(_with_messages(DOWNLOAD.run(request_, token)), progress):
-            if kind == "preview" and isinstance(value, str):
-                licence = licence or value
-                yield value
-            elif kind == "preview":
-                yield f"{licence}  \n{value.line()}"
-            else:
-                yield (f"{licence}  \n**{spec.id} is ready:** {len(value.files)} files "
-                       f"({value.bytes_downloaded / 2**20:.1f} MB fetched in {value.seconds:.1f} s) in "
-                       f"`{redact_paths(str(value.folder))}`.")
-    except Cancelled:
-        yield f"{licence}  \nStopped: what arrived is kept; press Download again to resume."
-    except DownloadError as e:
-        yield f"**Download failed.** {redact_paths(str(e))}"
-        raise as_gr_error(e) from e
-    finally:
-        CANCELS.finish(request, DOWNLOAD.name, token)
+def progress_text(item) -> str:
+    """A preview of the download action as the status line shows it: the licence, then under it the progress."""
+    if isinstance(item, str):
+        return item
+    return f"{item.licence}  \n{item.line()}" if item.licence else item.line()
 
 
-def _with_messages(work):
-    """The licence event (no preview of its own) as a text preview, so the page shows it first."""
-    from backends.common.progress import ProgressEvent
+def ready_text(request: DownloadRequest, result, paths) -> tuple[str]:
+    """The status line once every model of the request is here: each one's licence and where it went."""
+    lines = []
+    for r in (result, *result.also):
+        lines.append(f"{r.licence_line}  \n**{r.model_id} is ready:** {len(r.files)} files "
+                     f"({r.bytes_downloaded / 2**20:.1f} MB fetched in {r.seconds:.1f} s) in "
+                     f"`{redact_paths(str(r.folder))}`.")
+    return ("  \n".join(lines),)
 
-    for item in work:
-        if isinstance(item, ProgressEvent) and item.preview is None:
-            item = ProgressEvent(item.fraction, item.message, preview=item.message)
-        yield item
+
+def bind_download(trigger, inputs: list, status: gr.components.Component, to_request: Callable[..., DownloadRequest],
+                  **kwargs):
+    """``trigger`` runs the download action for ``to_request(*inputs)``, streaming into ``status``; returns the
+    dependency. Downloads wait on the network, not the device: a queue of their own, never behind generation."""
+    kwargs.setdefault("concurrency_id", "download")
+    return bind_action(DOWNLOAD, trigger=trigger, inputs=inputs, outputs=[status], status=status, preview=status,
+                       to_preview=progress_text, to_request=to_request, show=ready_text, stopped=STOPPED,
+                       running=lambda r: f"Downloading {', '.join(r.models())}…", **kwargs)
+
+
+def stop_downloads(request: gr.Request) -> None:
+    """A Stop button's click: this session's download ends at its next chunk (it says so in a toast; the status
+    line is the download's own, so a late answer here can never cover what the download reported)."""
+    gr.Info("Stopping…" if CANCELS.cancel(request, DOWNLOAD.name) else NOTHING_DOWNLOADING)
 
 
 def missing_parts(choice: str | None, parts: Mapping[str, tuple[str, ...]] | None = None) -> list[str]:
@@ -92,15 +87,18 @@ def download_beside(model: gr.Dropdown, prefix: str, parts: Mapping[str, tuple[s
         return gr.update(visible=True), (f"**{choice}** needs {', '.join(f'`{m}`' for m in missing)} from the "
                                          "Hugging Face Hub (not here yet).")
 
-    @user_errors
-    def fetch(choice: str, request: gr.Request, progress=gr.Progress()):
-        for model_id in missing_parts(choice, parts):
-            yield from download_stream(model_id, False, request, progress)
+    def to_request(choice: str) -> DownloadRequest:
+        """The download of what the tab's model choice still needs.
 
-    def stop_download(request: gr.Request) -> str:
-        return "Stopping…" if CANCELS.cancel(request, "download") else "Nothing is downloading."
+        Args:
+            choice: The tab's model choice: every Hub model it needs that is not here is fetched, in order.
+        """
+        missing = missing_parts(choice, parts)
+        if not missing:
+            raise InputError(f"Everything {choice} needs is here already: nothing to download.")
+        return DownloadRequest(missing[0], False, tuple(missing[1:]))
 
     model.change(show, inputs=model, outputs=[row, what], api_visibility="private", queue=False)
-    button.click(fetch, inputs=model, outputs=status, api_visibility="private",
-                 concurrency_id="download").then(show, inputs=model, outputs=[row, what], api_visibility="private")
-    stop.click(stop_download, outputs=status, api_visibility="private", queue=False)
+    bind_download(button.click, [model], status, to_request, api_name=f"{prefix}_download",
+                  api_visibility="private").then(show, inputs=model, outputs=[row, what], api_visibility="private")
+    stop.click(stop_downloads, api_visibility="private", concurrency_limit=None, show_progress="hidden")

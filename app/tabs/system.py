@@ -9,16 +9,18 @@ import gradio as gr
 
 from app.components.action_button import bind_action, bind_stop
 from app.components.errors import user_errors
-from app.components.model_download import download_stream, downloadable
+from app.components.model_download import bind_download, downloadable
+from app.components.params import control
 from app.components.queue_state import queue_state
 from app.tabs import TabSpec
 from backends.common.device import device_report
+from backends.common.params import field_spec
 from backends.common.redact import redact_paths
 from backends.common.registry import STATUS_HEADERS, default_registry, model_status, status_table
 from backends.common.settings import get_settings
 from backends.common.speedtest import SpeedTestRequest
 from backends.common.sysinfo import library_versions, platform_summary
-from backends.common.system_actions import DOWNLOAD, SPEED_TEST
+from backends.common.system_actions import DOWNLOAD, SPEED_TEST, DownloadRequest
 
 
 def system_info() -> dict:
@@ -84,10 +86,10 @@ def _downloads(models: gr.Dataframe) -> SimpleNamespace:
                     "next Download resumes it. Gated models need their licence accepted on huggingface.co and "
                     "`hf auth login` on this machine first.")
         with gr.Row():
-            choice = gr.Dropdown(choices=downloadable(), label="Model", scale=3, elem_id="download-choice",
-                                 info="A model of the registry that can be fetched from the Hugging Face Hub.")
-            fp16 = gr.Checkbox(False, label="fp16 weights", elem_id="download-fp16",
-                               info="Where the repo publishes them: half the download, for a GPU.")
+            model_id = field_spec(DownloadRequest, "model_id")  # its choices are the registry's Hub models
+            choice = gr.Dropdown(choices=downloadable(), label=model_id.label, info=model_id.param.help, scale=3,
+                                 elem_id="download-choice")
+            fp16 = control(DownloadRequest, "fp16", elem_id="download-fp16")
             button = gr.Button("Download", variant="primary", elem_id="download-run")
             stop = gr.Button("Stop", variant="stop", elem_id="download-stop")
         status = gr.Markdown(elem_id="download-status")
@@ -98,8 +100,8 @@ def _downloads(models: gr.Dataframe) -> SimpleNamespace:
                 with gr.Row(elem_classes="download-row"):
                     gr.Markdown(line, elem_classes="download-row-text")
                     row_button = gr.Button("Download", size="sm", elem_id=f"download-{spec_id}", scale=0)
-                row_button.click(_row_download(spec_id), inputs=fp16, outputs=status, api_visibility="private",
-                                 concurrency_id="download").then(models_table, outputs=models)
+                bind_download(row_button.click, [fp16], status, _row_request(spec_id), api_name=f"download_{spec_id}",
+                              api_visibility="private").then(models_table, outputs=models)
 
     return SimpleNamespace(choice=choice, fp16=fp16, button=button, stop=stop, status=status)
 
@@ -107,10 +109,8 @@ def _downloads(models: gr.Dataframe) -> SimpleNamespace:
 def _speed() -> SimpleNamespace:
     with gr.Accordion("Measure device speed (matrix multiply)", open=False):
         with gr.Row():
-            size = gr.Slider(64, 4096, value=512, step=64, label="Matrix size", elem_id="speed-size",
-                             info="Side of the square matrices multiplied: larger measures sustained speed.")
-            repeats = gr.Slider(1, 200, value=10, step=1, label="Repeats", elem_id="speed-repeats",
-                                info="Multiplications timed; the speed is their average.")
+            size = control(SpeedTestRequest, "size", elem_id="speed-size")
+            repeats = control(SpeedTestRequest, "repeats", elem_id="speed-repeats")
         with gr.Row():
             run = gr.Button("Run speed test", variant="primary", elem_id="speed-run")
             stop = gr.Button("Stop", variant="stop", elem_id="speed-stop")
@@ -126,18 +126,20 @@ def models_table() -> list[list]:
     return _models_table()
 
 
-@user_errors
-def download_model(model_id: str, fp16: bool, request: gr.Request, progress=gr.Progress()):
-    """Download one model (the API's `/download_model`): the licence, then progress lines, then where it is."""
-    yield from download_stream(model_id, fp16, request, progress)
+def download_request(model_id: str, fp16: bool) -> DownloadRequest:
+    """The API's `/download_model`: the licence, then progress lines, then where the model is."""
+    return DownloadRequest(model_id, fp16)
 
 
-def _row_download(model_id: str):
-    @user_errors
-    def download_row(fp16: bool, request: gr.Request, progress=gr.Progress()):
-        yield from download_stream(model_id, fp16, request, progress)
+def _row_request(model_id: str):
+    def row_request(fp16: bool) -> DownloadRequest:
+        return DownloadRequest(model_id, fp16)
 
-    return download_row
+    return row_request
+
+
+def speed_request(size: int, repeats: int) -> SpeedTestRequest:
+    return SpeedTestRequest(size, repeats)
 
 
 def _speed_text(request: SpeedTestRequest, value, paths) -> tuple[str, dict]:
@@ -163,14 +165,12 @@ def _wire(demo: gr.Blocks, view: SimpleNamespace, downloads: SimpleNamespace, sp
     # the speed test is an action on the shared "gpu" queue; Stop sets the session's cancel token, which the
     # backend checks between steps (Gradio's own `cancels=` could only stop the generator between its yields)
     bind_action(SPEED_TEST, trigger=speed.run.click, inputs=[speed.size, speed.repeats], outputs=[speed.last],
-                status=speed.result, to_request=lambda size, repeats: SpeedTestRequest(int(size), int(repeats)),
-                show=_speed_text, stopped="Stopped by the user.")
+                status=speed.result, to_request=speed_request, show=_speed_text, stopped="Stopped by the user.")
     bind_stop(speed.stop, SPEED_TEST, speed.result, api_name="stop_speed_test")
-    # Downloads wait on the network, not the device: their own queue, never behind generation. The shared
-    # download_stream (also beside each tab's model choice) shows the licence and progress as they come.
-    downloads.button.click(download_model, inputs=[downloads.choice, downloads.fp16], outputs=downloads.status,
-                           api_name="download_model",
-                           concurrency_id="download").then(models_table, outputs=view.models)
+    # a download is the same action wherever its button is (also beside each tab's model choice): the licence
+    # and progress in the status line, on a queue of its own (it waits on the network, not the device)
+    bind_download(downloads.button.click, [downloads.choice, downloads.fp16], downloads.status, download_request,
+                  api_name="download_model").then(models_table, outputs=view.models)
     bind_stop(downloads.stop, DOWNLOAD, downloads.status, api_name="stop_download")
 
 

@@ -57,6 +57,7 @@ class DownloadProgress:
     total_bytes: int
     rate_bps: float
     eta_s: float | None
+    licence: str = ""  # the model's licence line, for a page that shows it above the progress
 
     def line(self) -> str:
         eta = "" if self.eta_s is None else f", {_duration(self.eta_s)} left"
@@ -74,6 +75,8 @@ class DownloadResult:
     license: str
     sha256: dict[str, str] = field(default_factory=dict)
     variant: str | None = None
+    licence_line: str = ""  # what the first event said (the licence, the Hub's name for it, where to read it)
+    also: list[DownloadResult] = field(default_factory=list)  # models fetched after it in the same run
 
 
 def target_folder(spec: ModelSpec, settings: Settings | None = None) -> Path:
@@ -116,7 +119,8 @@ def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings:
         api = HfApi(endpoint=endpoint, token=token)
         info = api.model_info(spec.location)
         hub_license = getattr(info.card_data, "license", None)
-        report(ProgressEvent(0.0, license_line(spec, hub_license)))
+        licence = license_line(spec, hub_license)
+        report(ProgressEvent(0.0, licence))
         remote = _remote_files(api, spec, files, info.sha)
         todo = [f for f in remote if not _present(folder, f)]
         _check_space(spec, folder, todo)
@@ -140,7 +144,7 @@ def _run(spec: ModelSpec, files: tuple[str, ...], variant: str | None, settings:
     write_text(folder / MANIFEST, json.dumps(manifest, indent=1))
     tracker.emit(force=True)
     return DownloadResult(spec.id, folder, [f.path for f in remote], tracker.fetched, time.monotonic() - started,
-                          spec.license, {f.path: f.sha256 for f in remote if f.sha256}, variant)
+                          spec.license, {f.path: f.sha256 for f in remote if f.sha256}, variant, licence)
 
 
 def _fetch(spec: ModelSpec, f: RemoteFile, folder: Path, endpoint: str, revision: str, token: str | None, bar,

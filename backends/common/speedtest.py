@@ -11,22 +11,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .device import select_device, select_dtype
-from .errors import InputError
+from .params import check_request, param
 from .progress import CancelToken, ProgressEvent, track
 
 
 @dataclass
 class SpeedTestRequest:
-    size: int = 512
-    repeats: int = 10
-    device: str | None = None
+    """One measurement: ``repeats`` products of two random ``size`` × ``size`` matrices on the device in use."""
 
-    def validate(self) -> SpeedTestRequest:
-        if not isinstance(self.size, int) or not 16 <= self.size <= 8192:
-            raise InputError(f"Matrix size must be a whole number from 16 to 8192, got {self.size!r}.")
-        if not isinstance(self.repeats, int) or not 1 <= self.repeats <= 1000:
-            raise InputError(f"Repeats must be a whole number from 1 to 1000, got {self.repeats!r}.")
-        return self
+    size: int = param(512, minimum=64, maximum=4096, step=64, label="Matrix size",
+                      help="Side of the square matrices multiplied: larger measures sustained speed.")
+    repeats: int = param(10, minimum=1, maximum=200, label="Repeats",
+                         help="Multiplications timed; the speed is their average.")
+    device: str | None = None  # the settings' device (not a choice of the tab)
 
 
 @dataclass
@@ -42,7 +39,7 @@ class SpeedTestResult:
 def run_speed_test(request: SpeedTestRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SpeedTestResult]:
     import torch
 
-    request.validate()
+    check_request(request)
     device = select_device(request.device)
     dtype = select_dtype(device)
     gen = torch.Generator(device="cpu").manual_seed(0)

@@ -7,26 +7,36 @@ download started beside any tab's model choice is stopped by the same key."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass
 
 from .action import Action
 from .errors import InputError
+from .params import param
+from .progress import ProgressEvent
 from .speedtest import SpeedTestRequest
 
 
 @dataclass
 class DownloadRequest:
-    """One model of the registry from the Hugging Face Hub; ``fp16``: its fp16 weights where published."""
+    """One model of the registry from the Hugging Face Hub (then the models of ``then``, in order: the parts a
+    tab's model choice needs); ``fp16``: the fp16 weights where the repo publishes them."""
 
-    model_id: str
-    fp16: bool = False
+    model_id: str = param(label="Model", help="A model of the registry that is on the Hugging Face Hub "
+                                              "(`iclr25-studio models list` names them).")
+    fp16: bool = param(False, label="fp16 weights", help="Where the repo publishes them: half the download, for a GPU.")
+    then: tuple[str, ...] = ()  # more Hub models fetched after it (a tab's choice that needs several parts)
+
+    def models(self) -> tuple[str, ...]:
+        return (self.model_id, *self.then)
 
     def validate(self) -> None:
         from .registry import default_registry
 
         hub = [s.id for s in default_registry() if s.source == "hf"]
-        if self.model_id not in hub:
-            raise InputError(f"Choose a model to download: one of {', '.join(hub)}.")
+        wrong = [m for m in self.models() if m not in hub]
+        if wrong:
+            raise InputError(f"Choose a model to download: one of {', '.join(hub)} (not {', '.join(map(str, wrong))}).")
 
 
 def _speed_test(request: SpeedTestRequest, model, cancel):
@@ -36,17 +46,36 @@ def _speed_test(request: SpeedTestRequest, model, cancel):
 
 
 def _download(request: DownloadRequest, model, cancel):
+    """Each model of the request in turn: its licence first (a text preview), then its progress (previews of
+    :class:`~backends.common.download.DownloadProgress` that carry that licence); the first model's result, with
+    the others' in ``also``."""
     from .download import download
     from .registry import default_registry
 
-    spec = default_registry().get(request.model_id)
-    variant = "fp16" if request.fp16 and spec.fp16_files else None  # the full weights where no fp16 ones exist
-    return download(spec, cancel, variant=variant)
+    results = []
+    ids = request.models()
+    for i, model_id in enumerate(ids):
+        spec = default_registry().get(model_id)
+        variant = "fp16" if request.fp16 and spec.fp16_files else None  # the full weights where no fp16 ones exist
+        licence = ""
+        for item in download(spec, cancel, variant=variant):
+            if not isinstance(item, ProgressEvent):
+                results.append(item)
+                continue
+            fraction = (i + item.fraction) / len(ids)
+            if item.preview is None:  # the licence: shown before any byte
+                licence = item.message
+                yield ProgressEvent(fraction, item.message, preview=licence)
+            else:
+                yield ProgressEvent(fraction, item.message, preview=dataclasses.replace(item.preview, licence=licence))
+    first, *also = results
+    yield dataclasses.replace(first, also=also)
 
 
 def _download_summary(result) -> dict:
     return {"model_id": result.model_id, "files": list(result.files), "bytes_downloaded": result.bytes_downloaded,
-            "seconds": result.seconds, "license": result.license, "variant": result.variant}
+            "seconds": result.seconds, "license": result.license, "variant": result.variant,
+            **({"also": [_download_summary(r) for r in result.also]} if result.also else {})}
 
 
 SPEED_TEST = Action(

@@ -33,23 +33,17 @@ def test_cancel_stops_between_steps_with_reason():
     assert len(steps) == 3
 
 
-def test_cancel_from_another_thread_stops_speed_test():
+def test_cancel_from_another_thread_stops_speed_test_at_its_next_step():
     token = CancelToken()
     events = []
-    started = threading.Event()
-
-    def stop_once_running():  # another thread presses Stop once the work has begun
-        started.wait(30)
-        token.cancel()
-
-    stopper = threading.Thread(target=stop_once_running)
-    stopper.start()
     with pytest.raises(Cancelled):
-        for item in run_speed_test(SpeedTestRequest(size=256, repeats=1000), token):
+        for item in run_speed_test(SpeedTestRequest(size=256, repeats=200), token):
             events.append(item)
-            started.set()
-    stopper.join()
-    assert 0 < len(events) < 1000
+            if len(events) == 1:  # another thread presses Stop once the work has begun
+                stopper = threading.Thread(target=token.cancel)
+                stopper.start()
+                stopper.join()
+    assert len(events) == 1  # no step after the Stop
 
 
 def test_progress_fraction_is_clamped():
@@ -113,28 +107,30 @@ def test_stream_reports_stops_the_work_at_its_next_report_and_re_raises_its_erro
 
 
 def test_a_consumer_that_goes_away_stops_the_work_deep_inside_and_waits_for_it():
-    """A job whose consumer is closed (a client gone) stops its worker where it checks, not at its next
-    report, and the consumer returns only once the worker has ended."""
+    """A job whose consumer is closed (a client gone) stops its worker where it checks its token, not at its
+    next report, and the consumer returns only once the worker has ended."""
     import time
 
-    from backends.common.progress import check_cancelled, stream_reports
+    from backends.common.progress import stream_reports
 
     ended = threading.Event()
+    checks_after_close = []
 
     def work(report):
         report(ProgressEvent(0.1, "started"))
         try:
             while True:  # a long inner loop that reports nothing and only checks
-                check_cancelled()
+                if report.cancel.cancelled:
+                    checks_after_close.append(1)
+                report.cancel.raise_if_cancelled()
                 time.sleep(0.01)
         finally:
             ended.set()
 
     gen = stream_reports(work)
     assert next(gen).message == "started"
-    t0 = time.monotonic()
-    gen.close()
-    assert ended.is_set() and time.monotonic() - t0 < 2
+    gen.close()  # returns once the worker has ended: no wait of ours
+    assert ended.is_set() and checks_after_close == [1]  # it ended at its first check after the close
     assert not [t for t in threading.enumerate() if t.name == "stream-reports"]
 
 
