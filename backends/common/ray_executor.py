@@ -99,9 +99,12 @@ class RayExecutor:
     def run(self, action: Action, request, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | Any]:
         if not action.heavy:
             return action.run_here(request, cancel)
+        from .params import check_request
+
+        check_request(request)  # a refused request fails here, at once, as it does in-process
         validate = getattr(request, "validate", None)
         if callable(validate):
-            validate()  # a refused request fails here, at once, as it does in-process
+            validate()
         return self._remote(action, request, cancel)
 
     def worker(self, capability: str, device: int = 0):

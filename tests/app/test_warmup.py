@@ -2,7 +2,6 @@
 (under the build lock) instead of importing beside it, and do not wait once they are."""
 
 import threading
-import time
 
 from app.components import warmup
 from app.components.errors import user_errors
@@ -13,7 +12,26 @@ def test_a_warm_up_runs_once_per_process():
     ran = threading.Event()
     assert warmup.warm_up_in_background("test-tab", ran.set)
     assert not warmup.warm_up_in_background("test-tab", ran.set)
-    assert ran.wait(60)
+    ran.wait()  # no deadline of ours: pytest-timeout guards a hang
+
+
+class WatchedLock:
+    """The build lock, telling when a thread has to wait for it and how often it was taken."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.waiting = threading.Event()
+        self.taken = 0
+
+    def __enter__(self):
+        if not self.lock.acquire(blocking=False):
+            self.waiting.set()
+            self.lock.acquire()
+        self.taken += 1
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.release()
 
 
 def test_handlers_wait_for_a_running_preload_and_not_after(monkeypatch):
@@ -22,12 +40,14 @@ def test_handlers_wait_for_a_running_preload_and_not_after(monkeypatch):
     monkeypatch.setattr(modelbuild, "LAZY_NAMES", {})
     monkeypatch.setattr(modelbuild, "LAZY_MODULES", ())
     monkeypatch.setattr(warmup, "PRELOAD", ("backends.common",))
+    lock = WatchedLock()
+    monkeypatch.setattr(modelbuild, "BUILD_LOCK", lock)
     log, holding, release = [], threading.Event(), threading.Event()
 
     def importing():  # another thread importing under the build lock, as the app's preload does
         with modelbuild.BUILD_LOCK:
             holding.set()
-            release.wait(5)
+            release.wait()
             log.append("imported")
 
     @user_errors
@@ -35,14 +55,14 @@ def test_handlers_wait_for_a_running_preload_and_not_after(monkeypatch):
         log.append("handler")
 
     threading.Thread(target=importing).start()
-    assert holding.wait(5)
+    holding.wait()
     t = threading.Thread(target=handler)
     t.start()
-    time.sleep(0.2)
-    assert log == []  # the handler waits while the imports run
+    lock.waiting.wait()  # the handler waits for the lock the imports hold (pytest-timeout guards a hang)
+    assert log == []
     release.set()
-    t.join(30)
+    t.join()
     assert log == ["imported", "handler"]
-    t0 = time.perf_counter()
-    handler()  # imports done: no wait
-    assert time.perf_counter() - t0 < 0.1 and log[-1] == "handler"
+    taken = lock.taken
+    handler()  # imports done: it does not even take the lock
+    assert lock.taken == taken and log[-1] == "handler"
