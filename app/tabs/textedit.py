@@ -17,12 +17,22 @@ from app.components.failures import listen
 from app.components.imageeditor import editor_to_image_and_mask
 from app.components.model_choices import model_choices
 from app.components.model_download import download_beside
+from app.components.params import control, documented
 from app.tabs import TabSpec
+from backends.common.params import field_spec
 from backends.textedit.actions import ACTIONS, ADAPTER_GENERATE, EDIT, FINETUNE, GENERATE, LOCALIZE, PROTECT
-from backends.textedit.models import DEFAULT_BLOCK_LIST, DEFAULT_MODEL, MODEL_CHOICES, PRESETS
+from backends.textedit.models import DEFAULT_MODEL, PRESETS
+from backends.textedit.requests import (
+    TEMPLATES,
+    AdapterRequest,
+    EditRequest,
+    FinetuneRequest,
+    GenerateRequest,
+    LocalizeRequest,
+    ProtectRequest,
+    Sampling,
+)
 
-TEMPLATES = ["a sign that says", "a t-shirt that says", "a brick wall that says", "a label that says",
-             "a poster that says", "a wooden board that says"]
 TYPED_LABEL = "the layers typed beside"
 LAYER_COLUMNS = ["index", "name", "OCR-F1 B", "OCR-F1 A", "Levenshtein B", "PSNR (dB)", "layer params",
                  "text K/V share %", "chosen", "read"]
@@ -57,23 +67,40 @@ def build(demo: gr.Blocks) -> None:
     _wire_edit_protect(ui)
     _wire_finetune(ui)
     bind_stop(ui.stop_btn, ACTIONS, ui.status, api_name="textedit_stop")  # one Stop for every action
+    _keep_typed_values(demo, [ui.model, ui.template, ui.text, ui.seed, ui.steps, ui.layer_set, ui.layers_box,
+                              ui.loc_new, ui.loc_pairs, ui.loc_start, ui.loc_heads, ui.loc_topk, ui.layer_pick,
+                              ui.edit_new, ui.edit_start, ui.block, ui.prot_text, ui.benign, ui.ft_target,
+                              ui.ft_steps, ui.ft_lr, ui.ft_batch, ui.ft_words])
+
+
+def _keep_typed_values(demo: gr.Blocks, controls: list) -> None:
+    """A value typed into a control of a tab opened a moment ago stays typed.
+
+    Gradio's page (6.x) draws the contents of a tab only when the tab is first opened, and a moment later (after
+    a tick, once the page settles, and one frame) writes every newly drawn component's initial properties into
+    it again (``render_previously_invisible_children`` in its frontend): whatever the person typed in between —
+    the Fine-tune tab's steps or batch typed at once — went back to its default. The page skips components whose
+    visibility the server set since it loaded, so this tells it, once per page load and before any tab is
+    opened (no queue), that these controls are visible: they are then drawn with their initial values and left
+    as the person sets them."""
+    def visible():
+        return [gr.update(visible=True)] * len(controls)
+
+    demo.load(visible, outputs=controls, api_visibility="private", queue=False, show_progress="hidden")
 
 
 # --- layout ----------------------------------------------------------------------------------------
 def _generate_section(ui) -> None:
     with gr.Row():
-        ui.model = gr.Dropdown(model_choices("textedit", ids=MODEL_CHOICES), value=DEFAULT_MODEL, label="Model",
-                               elem_id="te-model", info="The diffusion model that writes: the small embedded one, or "
-                                                        "a published one once downloaded.")
-        ui.template = gr.Dropdown(TEMPLATES, value=TEMPLATES[0], allow_custom_value=True, label="Prompt template",
-                                  elem_id="te-template",
-                                  info="The prompt before the quoted text (the embedded model knows these six).")
-        ui.text = gr.Textbox("cat", label="Text in the image", max_length=40, elem_id="te-text",
-                             info="The word to write (embedded model: 3–8 letters a–z); Localize and Edit start from it.")
-        ui.seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="te-seed",
-                            info="Same seed and settings → the same image; every action draws its noise from it.")
-        ui.steps = gr.Slider(1, 100, value=PRESETS[DEFAULT_MODEL].num_inference_steps, step=1, label="Steps",
-                             elem_id="te-steps", info="Denoising steps per image: fewer is faster and rougher.")
+        model = field_spec(Sampling, "model")
+        ui.model = gr.Dropdown(model_choices("textedit", ids=model.param.choices), value=model.default,
+                               elem_id="te-model", **_described(Sampling, "model"))
+        ui.template = gr.Dropdown(list(TEMPLATES), value=field_spec(Sampling, "template").default,
+                                  allow_custom_value=True, elem_id="te-template", **_described(Sampling, "template"))
+        ui.text = gr.Textbox("cat", elem_id="te-text", **_described(GenerateRequest, "text"))
+        ui.seed = control(Sampling, "seed", widget="number", elem_id="te-seed")
+        ui.steps = control(Sampling, "num_inference_steps", widget="number", elem_id="te-steps",
+                           placeholder=_preset(PRESETS[DEFAULT_MODEL].num_inference_steps))
     ui.model_md = gr.Markdown(elem_id="te-model-info")
     download_beside(ui.model, "te")
     with gr.Row():
@@ -86,6 +113,18 @@ def _generate_section(ui) -> None:
                             elem_id="te-image")
     ui.gen_md = gr.Markdown(elem_id="te-gen-ocr")
     ui.status = gr.Markdown(elem_id="te-status")
+
+
+def _described(request_type: type, name: str) -> dict:
+    """The label and help of a field whose control the tab builds itself (a word with an example value, a list
+    typed as text, a menu of models): the request's, as ``control`` would give them."""
+    spec = field_spec(request_type, name)
+    return {"label": spec.label, "info": spec.param.help}
+
+
+def _preset(value) -> str:
+    """What an empty box of a field whose default is the model's preset says it means."""
+    return f"{value} (the model's preset)"
 
 
 def _layer_set_row(ui) -> None:
@@ -103,20 +142,12 @@ def _layer_set_row(ui) -> None:
 
 def _localize_section(ui) -> None:
     with gr.Row():
-        ui.loc_new = gr.Textbox("dog", label="Text B (patched in)", max_length=40, elem_id="te-loc-new",
-                                info="One layer at a time takes this word's keys/values; a layer that makes "
-                                     "the image read it writes the text.")
-        ui.loc_pairs = gr.Slider(0, 16, value=0, step=1, label="Extra held-out word pairs", elem_id="te-loc-pairs",
-                                 info="More word pairs, averaged for a steadier ranking; each adds a full scan.")
-        ui.loc_start = gr.Slider(0, 100, value=0, step=1, label="Patch from step", elem_id="te-loc-start",
-                                 info="The patch acts from this denoising step on (0: all steps); later "
-                                      "starts leave more of the original.")
-        ui.loc_heads = gr.Checkbox(True, label="Per head too", elem_id="te-loc-heads",
-                                   info="Also patch every attention head alone (the heat map); slower.")
-        ui.loc_topk = gr.Number(0, precision=0, minimum=0, label="Top-k (0: choose by the rule)",
-                                elem_id="te-loc-topk",
-                                info="Keep the k best layers; 0: those within 75% of the best that read B "
-                                     "more than A.")
+        ui.loc_new = gr.Textbox("dog", elem_id="te-loc-new", **_described(LocalizeRequest, "new_text"))
+        ui.loc_pairs = control(LocalizeRequest, "extra_pairs", elem_id="te-loc-pairs")
+        ui.loc_start = control(LocalizeRequest, "start_step", elem_id="te-loc-start")
+        ui.loc_heads = control(LocalizeRequest, "per_head", elem_id="te-loc-heads")
+        ui.loc_topk = control(LocalizeRequest, "top_k", widget="number", elem_id="te-loc-topk",
+                              placeholder="empty: choose by the rule")
     ui.loc_btn = gr.Button("Localize", variant="primary", elem_id="te-localize")
     ui.loc_md = gr.Markdown(elem_id="te-loc-summary")
     ui.loc_layers = gr.Textbox(label="Layers this scan chose", interactive=False, elem_id="te-loc-layers",
@@ -138,12 +169,9 @@ def _localize_section(ui) -> None:
 
 def _edit_section(ui) -> None:
     with gr.Row():
-        ui.edit_new = gr.Textbox("dog", label="New text", max_length=40, elem_id="te-edit-new",
-                                 info="The word to write instead; only the chosen layers see it.")
-        ui.edit_start = gr.Number(PRESETS[DEFAULT_MODEL].edit_start_step, precision=0, minimum=0,
-                                  label="Patch from step (the model's preset)", elem_id="te-edit-start",
-                                  info="The layers take the new word from this step on; earlier steps keep "
-                                       "the original's layout.")
+        ui.edit_new = gr.Textbox("dog", elem_id="te-edit-new", **_described(EditRequest, "new_text"))
+        ui.edit_start = control(EditRequest, "start_step", widget="number", elem_id="te-edit-start",
+                                placeholder=_preset(PRESETS[DEFAULT_MODEL].edit_start_step))
     ui.region = gr.ImageEditor(label="Optional: paint over the text's region (the rest stays the original)",
                                type="numpy", image_mode="RGBA", format="png", transforms=(), sources=(),
                                layers=gr.LayerOptions(allow_additional_layers=False),
@@ -157,14 +185,11 @@ def _edit_section(ui) -> None:
 
 
 def _protect_section(ui) -> None:
-    ui.block = gr.Textbox(", ".join(DEFAULT_BLOCK_LIST), label="Block list (editable)", lines=2,
-                          elem_id="te-block", info="Words never written: a prompt asking for one gets a "
-                                                   "benign word through the text layers instead.")
+    ui.block = gr.Textbox(field_spec(ProtectRequest, "block_list").default, lines=2, elem_id="te-block",
+                          **_described(ProtectRequest, "block_list"))
     with gr.Row():
-        ui.prot_text = gr.Textbox("idiot", label="Text to generate", max_length=40, elem_id="te-prot-text",
-                                  info="The word asked for; the protected image shows what a blocked one becomes.")
-        ui.benign = gr.Textbox("", label="Benign word (empty: drawn with the seed)", max_length=40,
-                               elem_id="te-prot-benign", info="What a blocked word is replaced with.")
+        ui.prot_text = gr.Textbox("idiot", elem_id="te-prot-text", **_described(ProtectRequest, "text"))
+        ui.benign = control(ProtectRequest, "benign_text", elem_id="te-prot-benign")
     ui.prot_btn = gr.Button("Generate unprotected vs protected", variant="primary", elem_id="te-protect")
     ui.prot_gallery = gr.Gallery(label="Unprotected · protected", columns=2, height="auto", object_fit="contain",
                                  format="png", elem_id="te-prot-gallery")
@@ -174,27 +199,20 @@ def _protect_section(ui) -> None:
 
 def _finetune_section(ui) -> None:
     with gr.Row():
-        ui.ft_target = gr.Radio(["localized", "all", "random"], value="localized", label="LoRA on",
-                                elem_id="te-ft-target",
-                                info="The layers used above (the paper), every attention layer, or as many "
-                                     "random ones (the control).")
-        ui.ft_steps = gr.Slider(1, 500, value=40, step=1, label="Training steps", elem_id="te-ft-steps",
-                                info="Optimizer steps on renders of training words, the same for every target.")
-        ui.ft_lr = gr.Number(1e-4, label="Learning rate", elem_id="te-ft-lr", minimum=0, maximum=1e-2,
-                             info="AdamW step size of the LoRA weights (0 < rate ≤ 0.01).")
+        ui.ft_target = control(FinetuneRequest, "target", widget="radio", elem_id="te-ft-target")
+        ui.ft_steps = control(FinetuneRequest, "train_steps", elem_id="te-ft-steps")
+        ui.ft_lr = control(FinetuneRequest, "learning_rate", widget="number", elem_id="te-ft-lr")
     with gr.Row():
-        ui.ft_batch = gr.Slider(1, 32, value=8, step=1, label="Batch", elem_id="te-ft-batch",
-                                info="Word images per training step: more is steadier and slower.")
-        ui.ft_words = gr.Slider(1, 66, value=12, step=1, label="Held-out words to read before/after",
-                                elem_id="te-ft-words",
-                                info="Words never trained on, generated and read by OCR before and after: the score.")
+        ui.ft_batch = control(FinetuneRequest, "batch_size", elem_id="te-ft-batch")
+        ui.ft_words = control(FinetuneRequest, "eval_words", elem_id="te-ft-words")
     ui.ft_btn = gr.Button("Fine-tune", variant="primary", elem_id="te-finetune")
     ui.ft_md = gr.Markdown(elem_id="te-ft-md")
     ui.ft_loss = gr.LinePlot(x="step", y="loss", title="Training loss", elem_id="te-ft-loss")
     ui.ft_files = gr.File(label="Downloads (adapter.safetensors, result, run card)", file_count="multiple",
                           elem_id="te-ft-files")
     with gr.Row():
-        ui.adapter = gr.File(label="Adapter to load (.safetensors)", file_types=[".safetensors"], elem_id="te-adapter")
+        ui.adapter = gr.File(label=field_spec(AdapterRequest, "adapter").label, file_types=[".safetensors"],
+                             elem_id="te-adapter")
         ui.ad_btn = gr.Button("Generate with the adapter", elem_id="te-adapter-generate")
     with gr.Row():
         ui.ad_image = gr.Image(label="With the adapter", type="numpy", interactive=False, height=150,
@@ -203,57 +221,64 @@ def _finetune_section(ui) -> None:
 
 
 # --- requests: what the inputs ask for ------------------------------------------------------------
-def _sampling(model_v, template_v, seed_v, steps_v) -> dict:
-    return dict(model=model_v, template=template_v or "", seed=int(seed_v or 0), num_inference_steps=int(steps_v))
+# Each function's parameters are the API's (bind_action): named as the request's fields, in the inputs' order. A
+# default None makes the API's parameter optional where its box starts empty (steps: the model's preset).
+def _set(**values) -> dict:
+    """The fields given: an emptied box (None) leaves the request's default."""
+    return {k: v for k, v in values.items() if v is not None}
 
 
-def _generate_request(model_v, template_v, text_v, seed_v, steps_v):
-    from backends.textedit.requests import GenerateRequest
-
-    return GenerateRequest(text=text_v, **_sampling(model_v, template_v, seed_v, steps_v))
-
-
-def _localize_request(model_v, template_v, text_v, seed_v, steps_v, new_v, pairs_v, start_v, heads_v, topk_v):
-    from backends.textedit.requests import LocalizeRequest
-
-    return LocalizeRequest(text=text_v, new_text=new_v, extra_pairs=int(pairs_v), start_step=int(start_v),
-                           per_head=bool(heads_v), top_k=int(topk_v) if topk_v else None,
-                           **_sampling(model_v, template_v, seed_v, steps_v))
+def _generate_request(model, template, text, seed, num_inference_steps=None):
+    return GenerateRequest(**_set(model=model, template=template, text=text, seed=seed,
+                                  num_inference_steps=num_inference_steps))
 
 
-def _edit_request(model_v, template_v, text_v, seed_v, steps_v, new_v, layers_v, start_v, region_v):
+def _localize_request(model, template, text, seed, num_inference_steps=None, new_text=None, extra_pairs=None,
+                      start_step=None, per_head=None, top_k=None):
+    return LocalizeRequest(**_set(model=model, template=template, text=text, seed=seed,
+                                  num_inference_steps=num_inference_steps, new_text=new_text, extra_pairs=extra_pairs,
+                                  start_step=start_step, per_head=per_head, top_k=top_k))
+
+
+def _edit_request(model, template, text, seed, num_inference_steps=None, new_text=None, layers=None, start_step=None,
+                  region_painting=None):
+    """Args:
+        region_painting: The region editor's value (its background is the generated image): paint over the text;
+            outside the painted box the original is kept. Nothing painted: the whole image may change.
+    """
     from backends.textedit.outputs import region_box
-    from backends.textedit.requests import EditRequest, layers_list
+    from backends.textedit.requests import layers_list
 
     mask = None
-    if isinstance(region_v, dict) and region_v.get("background") is not None:
-        mask = editor_to_image_and_mask(region_v)[1]
-    return EditRequest(text=text_v, new_text=new_v, layers=layers_list(layers_v),
-                       start_step=None if start_v in (None, "") else int(start_v), region=region_box(mask),
-                       **_sampling(model_v, template_v, seed_v, steps_v))
+    if isinstance(region_painting, dict) and region_painting.get("background") is not None:
+        mask = editor_to_image_and_mask(region_painting)[1]
+    return EditRequest(**_set(model=model, template=template, text=text, seed=seed,
+                              num_inference_steps=num_inference_steps, new_text=new_text, layers=layers_list(layers),
+                              start_step=start_step, region=region_box(mask)))
 
 
-def _protect_request(model_v, template_v, seed_v, steps_v, text_v, block_v, benign_v, layers_v):
-    from backends.textedit.requests import ProtectRequest, layers_list
+def _protect_request(model, template, seed, num_inference_steps=None, text=None, block_list=None, benign_text=None,
+                     layers=None):
+    from backends.textedit.requests import layers_list
 
-    return ProtectRequest(text=text_v, block_list=block_v, benign_text=benign_v or None,
-                          layers=layers_list(layers_v), **_sampling(model_v, template_v, seed_v, steps_v))
-
-
-def _finetune_request(model_v, template_v, seed_v, steps_v, target_v, train_v, lr_v, batch_v, words_v, layers_v):
-    from backends.textedit.requests import FinetuneRequest, layers_list
-
-    return FinetuneRequest(target=target_v, layers=layers_list(layers_v), train_steps=int(train_v),
-                           learning_rate=float(lr_v or 1e-4), batch_size=int(batch_v), eval_words=int(words_v),
-                           **_sampling(model_v, template_v, seed_v, steps_v))
+    return ProtectRequest(**_set(model=model, template=template, seed=seed, num_inference_steps=num_inference_steps,
+                                 text=text, block_list=block_list, benign_text=benign_text or None,
+                                 layers=layers_list(layers)))
 
 
-def _adapter_request(model_v, template_v, text_v, seed_v, steps_v, file_v):
-    from backends.textedit.requests import AdapterRequest
+def _finetune_request(model, template, seed, num_inference_steps=None, target=None, train_steps=None,
+                      learning_rate=None, batch_size=None, eval_words=None, layers=None):
+    from backends.textedit.requests import layers_list
 
-    path = file_v if isinstance(file_v, str) or file_v is None else getattr(file_v, "name", None) or file_v.get("path")
-    return AdapterRequest(text=text_v, adapter=Path(path) if path else None,
-                          **_sampling(model_v, template_v, seed_v, steps_v))
+    return FinetuneRequest(**_set(model=model, template=template, seed=seed, num_inference_steps=num_inference_steps,
+                                  target=target, train_steps=train_steps, learning_rate=learning_rate,
+                                  batch_size=batch_size, eval_words=eval_words, layers=layers_list(layers)))
+
+
+def _adapter_request(model, template, text, seed, num_inference_steps=None, adapter=None):
+    path = adapter if isinstance(adapter, str) or adapter is None else getattr(adapter, "name", None) or adapter.get("path")
+    return AdapterRequest(**_set(model=model, template=template, text=text, seed=seed,
+                                 num_inference_steps=num_inference_steps), adapter=Path(path) if path else None)
 
 
 # --- results: what a run shows -------------------------------------------------------------------
@@ -312,11 +337,15 @@ def _preview(image):
 
 # --- wiring ----------------------------------------------------------------------------------------
 @user_errors
-def on_model(model_v):
+@documented(Sampling)
+def on_model(model):
+    """The model line (device, text layers, size, localized layers), its preset layers, and its preset steps and
+    edit start step (what an empty Steps or Patch-from-step box means)."""
     from backends.textedit.service import model_info
 
-    info, layers, steps, start = model_info(model_v)
-    return info, ", ".join(layers), gr.update(value=steps), gr.update(value=start)
+    info, layers, steps, start = model_info(model)
+    # the presets show as the boxes' placeholders: a value written here could land after the person typed one
+    return info, ", ".join(layers), gr.update(placeholder=_preset(steps)), gr.update(placeholder=_preset(start))
 
 
 def _wire_model(demo, ui) -> None:
@@ -424,10 +453,17 @@ def on_choose_set(choice_v, sets):
     return ", ".join(chosen["layers"]) if chosen else gr.update()
 
 
-def on_pick(label, patched):
-    if not patched or not label:
+@documented()
+def on_pick(layer, patched):
+    """The image of the last Localize run (this session's) with only one layer patched.
+
+    Args:
+        layer: The layer, as the run's list names it: "index: name" (e.g. "3: up_blocks.1.attentions.0.transformer_blocks.0.attn2").
+        patched: This session's last scan: each layer's patched image (kept on the server).
+    """
+    if not patched or not layer:
         return gr.update()
-    name = label.split(": ", 1)[-1]
+    name = layer.split(": ", 1)[-1]
     return _preview(patched[name]) if name in patched else gr.update()
 
 

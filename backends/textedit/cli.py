@@ -16,82 +16,82 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 from pathlib import Path
 
 from backends.common.errors import InputError
+from backends.common.params import add_request_arguments, field_spec, fields_of, option_name
 
-from .models import DEFAULT_MODEL, MODEL_CHOICES
+from .requests import EditRequest, FinetuneRequest, GenerateRequest, LocalizeRequest, ProtectRequest
 
 HELP = "Text in Image: generate, localize text layers, edit, protect, LoRA fine-tune (files out)"
-ACTIONS = ("generate", "localize", "edit", "protect", "finetune")
-
-
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--card", type=Path, help="a run card (run.json) to reproduce; other options override it")
-    p.add_argument("--model", choices=MODEL_CHOICES, help=f"model (default {DEFAULT_MODEL})")
-    p.add_argument("--template", help='prompt template (default "a sign that says")')
-    p.add_argument("--seed", type=int)
-    p.add_argument("--steps", type=int, dest="num_inference_steps", help="sampling steps (default: the model's)")
-    p.add_argument("--guidance", type=float, dest="guidance_scale", help="CFG scale (default: the model's)")
-
-
-def _list(text: str | None) -> list[str] | None:
-    return None if text is None else [x.strip() for x in text.split(",") if x.strip()]
+COMMANDS = {  # verb: (its request, its help)
+    "generate": (GenerateRequest, "an image of a word"),
+    "localize": (LocalizeRequest, "which layers write the text (per-layer and per-head scan)"),
+    "edit": (EditRequest, "rewrite the text of an image by patching the localized layers"),
+    "protect": (ProtectRequest, "generate with toxic-text prevention"),
+    "finetune": (FinetuneRequest, "LoRA on the localized / all / random layers; writes adapter.safetensors"),
+}
+ACTIONS = tuple(COMMANDS)
+TEXTS = ("text", "new_text")  # required by the request, but a run card (--card) may give them instead
+GIVEN = "textedit_given"  # the request fields given on the command line (only they override a card's values)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """One subcommand per action; its options are its request's fields (``backends.common.params``)."""
     sub = p.add_subparsers(dest="textedit_action", required=True)
-    g = sub.add_parser("generate", help="an image of a word")
-    _common(g)
-    g.add_argument("--text")
-    loc = sub.add_parser("localize", help="which layers write the text (per-layer and per-head scan)")
-    _common(loc)
-    loc.add_argument("--text", help="text A (unpatched)")
-    loc.add_argument("--new-text", dest="new_text", help="text B (patched in)")
-    loc.add_argument("--extra-pairs", dest="extra_pairs", type=int, help="more held-out word pairs to average over")
-    loc.add_argument("--start-step", dest="start_step", type=int)
-    loc.add_argument("--no-heads", dest="per_head", action="store_const", const=False, help="skip the per-head scan")
-    loc.add_argument("--top-k", dest="top_k", type=int, help="choose the k best layers instead of the rule")
-    e = sub.add_parser("edit", help="rewrite the text of an image by patching the localized layers")
-    _common(e)
-    e.add_argument("--text", help="the original text")
-    e.add_argument("--new-text", dest="new_text", help="the new text")
-    e.add_argument("--layers", help="comma-separated layer names or indices (default: the model's)")
-    e.add_argument("--start-step", dest="start_step", type=int)
-    e.add_argument("--region", help="x0,y0,x1,y1: keep the original outside this box")
-    pr = sub.add_parser("protect", help="generate with toxic-text prevention")
-    _common(pr)
-    pr.add_argument("--text")
-    pr.add_argument("--block-list", dest="block_list", help="comma-separated blocked words")
-    pr.add_argument("--benign", dest="benign_text", help="the benign word whose K/V replace a blocked word's")
-    pr.add_argument("--layers")
-    pr.add_argument("--start-step", dest="start_step", type=int)
-    ft = sub.add_parser("finetune", help="LoRA on the localized / all / random layers; writes adapter.safetensors")
-    _common(ft)
-    ft.add_argument("--target", choices=("localized", "all", "random"))
-    ft.add_argument("--layers")
-    ft.add_argument("--train-steps", dest="train_steps", type=int)
-    ft.add_argument("--rank", type=int)
-    ft.add_argument("--lr", dest="learning_rate", type=float)
-    ft.add_argument("--batch-size", dest="batch_size", type=int)
-    ft.add_argument("--eval-words", dest="eval_words", type=int)
+    for verb, (request_type, help_text) in COMMANDS.items():
+        c = sub.add_parser(verb, help=help_text)
+        c.add_argument("--out", type=Path, required=True, help="output folder")
+        c.add_argument("--card", type=Path, help="a run card (run.json) to reproduce; other options override it")
+        add_request_arguments(c, request_type, skip=TEXTS)
+        declared = fields_of(request_type)
+        for name in TEXTS:
+            if name in declared:
+                c.add_argument(option_name(name), dest=name, help=declared[name].describe())
+        # fields that are lists or boxes, typed as one comma-separated option
+        for name, example in (("layers", "3,4"), ("block_list", "idiot,jerk"), ("region", "x0,y0,x1,y1")):
+            if name in declared:
+                c.add_argument(option_name(name), dest=name,
+                               help=f"{field_spec(request_type, name).describe()} Comma-separated: {example}.")
+        _record_given(c)
+
+
+def _record_given(parser: argparse.ArgumentParser) -> None:
+    """Each option of ``parser`` adds its field to ``args.textedit_given`` when it is on the command line: the
+    defaults are the request's own, so only the options given may override a run card's values."""
+    for action in parser._actions:
+        if action.option_strings and not isinstance(action, argparse._HelpAction):
+            action.__class__ = _recording(type(action))
+
+
+@functools.cache
+def _recording(base: type) -> type:
+    def __call__(self, parser, namespace, values, option_string=None):
+        base.__call__(self, parser, namespace, values, option_string)
+        setattr(namespace, GIVEN, {*getattr(namespace, GIVEN, ()), self.dest})
+
+    return type(f"Recording{base.__name__}", (base,), {"__call__": __call__})
+
+
+def _list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
 
 
 def _options(args: argparse.Namespace, cls: type) -> dict:
     """The request fields given on the command line."""
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = {f.name for f in dataclasses.fields(cls)} & set(getattr(args, GIVEN, ()))
     values = {}
-    for key, value in vars(args).items():
-        if key in names and value is not None:
-            if key in ("layers", "block_list"):
-                value = _list(value)
-            elif key == "region":
-                try:
-                    value = tuple(int(v) for v in value.split(","))
-                except ValueError:
-                    raise InputError("--region takes four whole numbers: x0,y0,x1,y1.") from None
-            values[key] = value
+    for key in sorted(names):
+        value = getattr(args, key)
+        if key == "layers" and value is not None:
+            value = _list(value)
+        elif key == "region" and value is not None:
+            try:
+                value = tuple(int(v) for v in value.split(","))
+            except ValueError:
+                raise InputError("--region takes four whole numbers: x0,y0,x1,y1.") from None
+        values[key] = value
     return values
 
 
@@ -104,8 +104,10 @@ def request_from(args: argparse.Namespace):
     action = BY_VERB[args.textedit_action]
     values = _options(args, action.request_type)
     if args.card is None:
-        if "text" in {f.name for f in dataclasses.fields(action.request_type)} and not values.get("text"):
-            raise InputError("Give the text to write: --text WORD (or a run card).")
+        for name in TEXTS:
+            if name in fields_of(action.request_type) and not values.get(name):
+                raise InputError(f"Give the {'text to write' if name == 'text' else 'new text'}: "
+                                 f"{option_name(name)} WORD (or a run card).")
         return action.request_type.from_dict(values)
     card = read_card(args.card)
     if card["action"] != action.name:

@@ -1,33 +1,40 @@
 """The Text in Image capability's typed requests, checked at the boundary (torch-free: the tab and the
 action catalog import them; ``service`` and the action modules re-export them).
 
-A request names its model, so a run card says which model made the run. ``validate()`` turns what a
-person may type into what the model can do, or an ``InputError`` with a sentence: empty or over-long
-text, characters the model cannot write, a template the embedded model does not know, steps out of range.
+Every field a person sets is declared once with ``backends.common.params.param``: its range, choices, default and
+one-line help, from which the tab's controls, the CLI's options, the API's documented parameters and the range
+checks (``check_request``) are made. A request names its model, so a run card says which model made the run.
+``validate()`` checks the declarations and then what they cannot say: text the model cannot write (empty, too
+long or too short for the model, characters outside its alphabet), a template the embedded model does not know,
+a start step past the steps, a region that is no box.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
 from backends.common.errors import InputError
-from backends.common.seeding import check_seed
+from backends.common.params import check_request, param, seed_param
 
+from .data import HELD_OUT_WORDS
+from .data import TEMPLATES as TRAINING_TEMPLATES
 from .models import DEFAULT_BLOCK_LIST, DEFAULT_MODEL, MODEL_CHOICES, PRESETS, Preset
 from .networks import ALPHABET, MAX_LETTERS, MIN_LETTERS, PROMPT_WORDS
 
-DEFAULT_TEMPLATE = "a sign that says"
+TEMPLATES = tuple(TRAINING_TEMPLATES.values())  # the embedded model's templates, offered first in the tab
+DEFAULT_TEMPLATE = TEMPLATES[0]  # "a sign that says"
 MAX_TEMPLATE_CHARS = 80
 MAX_STEPS = 100
 MAX_EXTRA_PAIRS = 16
 MAX_BLOCKED = 200
 TARGETS = ("localized", "all", "random")
-MAX_TRAIN_STEPS = 2000
+MAX_TRAIN_STEPS = 500
+MAX_EVAL_WORDS = len(HELD_OUT_WORDS)  # every held-out word once
 PRINTABLE = "".join(chr(c) for c in range(32, 127) if chr(c) != '"')
 
 
@@ -108,20 +115,23 @@ def layers_list(text: str | Sequence[str] | None) -> list[str] | None:
 class Sampling:
     """What every action shares: the model, the prompt template, the seed and the sampler settings."""
 
-    model: str = DEFAULT_MODEL
-    template: str = DEFAULT_TEMPLATE
-    seed: int = 0
-    num_inference_steps: int | None = None  # None: the model's preset
-    guidance_scale: float | None = None
+    model: str = param(DEFAULT_MODEL, choices=MODEL_CHOICES, label="Model",
+                       help="The diffusion model that writes: the small embedded one, or a published one once "
+                            "downloaded.")
+    template: str = param(DEFAULT_TEMPLATE, label="Prompt template",
+                          help="The prompt before the quoted text (the embedded model knows only its training "
+                               "templates: " + ", ".join(f"'{t}'" for t in TEMPLATES) + ").")
+    seed: int = seed_param("Same seed and settings → the same image; every action draws its noise from it.")
+    num_inference_steps: int | None = param(None, minimum=1, maximum=MAX_STEPS, label="Steps", cli=("--steps",),
+                                            help="Denoising steps per image: fewer is faster and rougher "
+                                                 "(the embedded model's preset: "
+                                                 f"{PRESETS[DEFAULT_MODEL].num_inference_steps}).")
+    guidance_scale: float | None = param(None, minimum=1.0, maximum=30.0, label="Guidance scale", cli=("--guidance",),
+                                         help="Classifier-free guidance: how closely the image follows the prompt.")
 
     def validate(self) -> None:
-        rules_for(self.model)
+        check_request(self)  # every declared field in its range (what Action.run_here checks too)
         self.template = check_template(self.template, self.model)
-        check_seed(self.seed)
-        if self.num_inference_steps is not None and not 1 <= int(self.num_inference_steps) <= MAX_STEPS:
-            raise InputError(f"Steps must be between 1 and {MAX_STEPS}, got {self.num_inference_steps}.")
-        if self.guidance_scale is not None and not 1.0 <= float(self.guidance_scale) <= 30.0:
-            raise InputError(f"Guidance scale must be between 1 and 30, got {self.guidance_scale}.")
 
     @property
     def preset(self) -> Preset:
@@ -161,7 +171,9 @@ class Sampling:
 
 @dataclass(kw_only=True)
 class GenerateRequest(Sampling):
-    text: str
+    text: str = param(label="Text in the image",
+                      help=f"The word to write (the embedded model: {MIN_LETTERS}–{MAX_LETTERS} letters a–z; "
+                           f"a published one: up to {PUBLISHED_RULES.max_chars} printable characters).")
 
     def validate(self) -> None:
         super().validate()
@@ -176,7 +188,8 @@ class GenerateRequest(Sampling):
 class AdapterRequest(GenerateRequest):
     """Generate with a LoRA adapter file (``adapter.safetensors`` of a fine-tune) applied."""
 
-    adapter: Path | None = None
+    adapter: Path | None = param(None, label="Adapter (.safetensors)",
+                                 help="A LoRA adapter file: the adapter.safetensors that Fine-tune writes.")
 
     def validate(self) -> None:
         super().validate()
@@ -189,12 +202,20 @@ class AdapterRequest(GenerateRequest):
 
 @dataclass(kw_only=True)
 class LocalizeRequest(Sampling):
-    text: str  # A: the text of the unpatched image
-    new_text: str  # B: the text whose K/V are patched in
-    extra_pairs: int = 0  # more (A, B) pairs of held-out words, for a steadier average
-    start_step: int = 0
-    per_head: bool = True
-    top_k: int | None = None  # None: choose by the rule of ``localize.choose``
+    text: str = param(label="Text A", help="Text A: the word of the unpatched image.")
+    new_text: str = param(label="Text B (patched in)",
+                          help="One layer at a time takes this word's keys/values; a layer that makes the image "
+                               "read it writes the text.")
+    extra_pairs: int = param(0, minimum=0, maximum=MAX_EXTRA_PAIRS, label="Extra held-out word pairs",
+                             help="More word pairs, averaged for a steadier ranking; each adds a full scan.")
+    start_step: int = param(0, minimum=0, maximum=MAX_STEPS, label="Patch from step",
+                            help="The patch acts from this denoising step on (0: all steps); later starts leave "
+                                 "more of the original.")
+    per_head: bool = param(True, label="Per head too", cli=("--heads",),
+                           help="Also patch every attention head alone (the heat map); slower.")
+    top_k: int | None = param(None, minimum=1, label="Top-k",  # None: the rule of ``localize.choose``
+                              help="Keep the k best layers; empty: those within 75% of the best that read B "
+                                   "more than A.")
 
     def validate(self) -> None:
         super().validate()
@@ -202,16 +223,10 @@ class LocalizeRequest(Sampling):
         self.new_text = check_text(self.new_text, self.model, "The new text")
         if self.text.lower() == self.new_text.lower():
             raise InputError("The original and the new text are the same; the scan needs two different texts.")
-        if not 0 <= int(self.extra_pairs) <= MAX_EXTRA_PAIRS:
-            raise InputError(f"Extra pairs must be between 0 and {MAX_EXTRA_PAIRS}.")
         self.start_step = self.check_start(self.start_step, 0)
-        if self.top_k is not None and int(self.top_k) < 1:
-            raise InputError("Top-k must be at least 1 (or empty to choose by the rule).")
 
     def pairs(self) -> list[tuple[str, str]]:
         """(A, B) texts: the asked pair, then held-out words paired at random (seeded)."""
-        from .data import HELD_OUT_WORDS
-
         rng = np.random.default_rng(self.seed)
         words = [w for w in HELD_OUT_WORDS if w not in (self.text.lower(), self.new_text.lower())]
         picks = rng.choice(len(words), size=(int(self.extra_pairs), 2), replace=True)
@@ -221,19 +236,25 @@ class LocalizeRequest(Sampling):
 
 @dataclass(kw_only=True)
 class EditRequest(Sampling):
-    text: str  # the text of the original image (prompt A)
-    new_text: str  # the text to write instead (prompt B)
-    layers: list[str] | None = None  # None: the model's localized layers
-    start_step: int | None = None  # None: the model's edit start step
-    region: tuple[int, int, int, int] | None = None  # x0, y0, x1, y1: outside it the original is kept
+    text: str = param(label="Original text", help="The text of the original image (prompt A).")
+    new_text: str = param(label="New text", help="The word to write instead; only the chosen layers see it.")
+    layers: list[str] | None = param(None, label="Layers",
+                                     help="The layers that take the new word: names or indices, comma-separated "
+                                          "(e.g. '3, 4'); empty: the model's localized layers.")
+    start_step: int | None = param(None, minimum=0, maximum=MAX_STEPS, label="Patch from step",
+                                   help="The layers take the new word from this step on; earlier steps keep the "
+                                        "original's layout (the embedded model's preset: "
+                                        f"{PRESETS[DEFAULT_MODEL].edit_start_step}).")
+    region: tuple[int, int, int, int] | None = param(None, label="Region",
+                                                     help="A box x0, y0, x1, y1 in image pixels over the text: "
+                                                          "outside it the original is kept; empty: the whole image.")
 
     def validate(self) -> None:
         super().validate()
         self.text = check_text(self.text, self.model, "The original text")
         self.new_text = check_text(self.new_text, self.model, "The new text")
         self.start_step = self.check_start(self.start_step, self.preset.edit_start_step)
-        if self.layers is not None:
-            self.layers = [str(x).strip() for x in self.layers if str(x).strip()]
+        self.layers = layers_list(self.layers)
         if not (self.layers or self.preset.edit_layers):
             raise InputError("This model's text layers are not known yet: run Localize first, or name the layers.")
         if self.region is not None:
@@ -281,11 +302,21 @@ def benign_words() -> tuple[str, ...]:
 
 @dataclass(kw_only=True)
 class ProtectRequest(Sampling):
-    text: str
-    block_list: list[str] = field(default_factory=lambda: list(DEFAULT_BLOCK_LIST))
-    benign_text: str | None = None  # None: a benign word drawn with the seed
-    layers: list[str] | None = None  # None: the model's toxic-text layers
-    start_step: int | None = None
+    text: str = param(label="Text to generate",
+                      help="The word asked for; a blocked one is written as a benign word instead.")
+    # typed as text (the tab's box, the CLI's option), or as a list; validate() makes it the checked list
+    block_list: str | list[str] = param(", ".join(DEFAULT_BLOCK_LIST), label="Block list (editable)",
+                                        help="Words never written, comma-separated: a prompt asking for one gets a "
+                                             "benign word through the text layers instead.")
+    benign_text: str | None = param(None, label="Benign word", cli=("--benign",),
+                                    help="What a blocked word is replaced with; empty: a benign word drawn with "
+                                         "the seed.")
+    layers: list[str] | None = param(None, label="Layers",
+                                     help="The layers that take the benign word: names or indices, "
+                                          "comma-separated; empty: the model's toxic-text layers.")
+    start_step: int | None = param(None, minimum=0, maximum=MAX_STEPS, label="Patch from step",
+                                   help="The layers take the benign word from this step on; empty: the model's "
+                                        "preset.")
 
     def validate(self) -> None:
         super().validate()
@@ -298,8 +329,7 @@ class ProtectRequest(Sampling):
         else:
             self.benign_text = None
         self.start_step = self.check_start(self.start_step, self.preset.toxic_start_step)
-        if self.layers is not None:
-            self.layers = [str(x).strip() for x in self.layers if str(x).strip()]
+        self.layers = layers_list(self.layers)
 
     def benign(self) -> str:
         if self.benign_text:
@@ -310,32 +340,28 @@ class ProtectRequest(Sampling):
 
 @dataclass(kw_only=True)
 class FinetuneRequest(Sampling):
-    target: str = "localized"
-    layers: list[str] | None = None  # the localized layers (None: the model's); "random" draws as many
-    train_steps: int = 60
-    rank: int = 4
-    learning_rate: float = 1e-4
-    batch_size: int = 8
-    eval_words: int = 12  # held-out words generated and read before and after
+    target: str = param("localized", choices=TARGETS, label="LoRA on",
+                        help="The localized layers (the paper), every attention layer, or as many random layers "
+                             "(the control).")
+    layers: list[str] | None = param(None, label="Layers",  # "random" draws as many as these
+                                     help="The localized layers: names or indices, comma-separated; empty: the "
+                                          "model's.")
+    train_steps: int = param(40, minimum=1, maximum=MAX_TRAIN_STEPS, label="Training steps",
+                             help="Optimizer steps on renders of training words, the same for every target.")
+    rank: int = param(4, minimum=1, maximum=64, label="LoRA rank",
+                      help="The rank of each LoRA update: higher trains more parameters.")
+    learning_rate: float = param(1e-4, minimum=1e-6, maximum=1e-2, label="Learning rate", cli=("--lr",),
+                                 help="AdamW step size of the LoRA weights.")
+    batch_size: int = param(8, minimum=1, maximum=32, label="Batch",
+                            help="Word images per training step: more is steadier and slower.")
+    eval_words: int = param(12, minimum=1, maximum=MAX_EVAL_WORDS, label="Held-out words to read before/after",
+                            help="Words never trained on, generated and read by OCR before and after: the score.")
 
     def validate(self) -> None:
         super().validate()
         if self.model != DEFAULT_MODEL:
             raise InputError("Fine-tuning runs on the embedded model here; the published models need a GPU and "
                              "the paper's LAION-OCR data.")
-        if self.target not in TARGETS:
-            raise InputError(f"The LoRA target must be one of {', '.join(TARGETS)}; got {self.target!r}.")
-        if not 1 <= int(self.train_steps) <= MAX_TRAIN_STEPS:
-            raise InputError(f"Training steps must be between 1 and {MAX_TRAIN_STEPS}.")
-        if not 1 <= int(self.rank) <= 64:
-            raise InputError("The LoRA rank must be between 1 and 64.")
-        if not 0 < float(self.learning_rate) <= 1e-2:
-            raise InputError("The learning rate must be in (0, 0.01].")
-        if not 1 <= int(self.batch_size) <= 64:
-            raise InputError("The batch size must be between 1 and 64.")
-        if not 1 <= int(self.eval_words) <= 66:
-            raise InputError("Evaluate on 1 to 66 held-out words.")
-        if self.layers is not None:
-            self.layers = [str(x).strip() for x in self.layers if str(x).strip()]
+        self.layers = layers_list(self.layers)
         if self.target != "all" and not (self.layers or self.preset.edit_layers):
             raise InputError("This model's text layers are not known yet: run Localize first, or name the layers.")

@@ -9,6 +9,8 @@ import pytest
 from gradio_client import handle_file
 from PIL import Image
 
+from backends.textedit.models import PRESETS
+
 MODEL, TEMPLATE, SEED, STEPS = "textedit-embedded", "a sign that says", 0, 20
 BASE = (MODEL, TEMPLATE, "cat", SEED, STEPS)
 
@@ -31,8 +33,20 @@ def layers(client) -> str:
 
 
 def test_model_info_names_model_device_and_layers(client):
-    info, _, steps, start = client.predict(MODEL, api_name="/textedit_model_info")
+    info, layers, *_ = client.predict(model=MODEL, api_name="/textedit_model_info")
     assert "textedit-embedded" in info and "cpu" in info and "7 text layers" in info
+    assert layers == ", ".join(PRESETS[MODEL].edit_layers)
+
+
+def test_a_named_call_sets_only_what_it_names(client):
+    """``predict(api_name=..., **named)``: parameters named as the request's fields; the rest keep their defaults
+    (steps and the start step empty: the model's presets)."""
+    gallery, md, files = client.predict(text="cat", new_text="sun", seed=1, api_name="/textedit_edit")
+    request = json.loads(Path(_by_name(files)["run.json"]).read_text())["request"]
+    assert (request["text"], request["new_text"], request["seed"]) == ("cat", "sun", 1)
+    assert request["model"] == MODEL and request["template"] == TEMPLATE and request["num_inference_steps"] is None
+    assert request["start_step"] == PRESETS[MODEL].edit_start_step and request["region"] is None
+    assert len(gallery) == 4 and "The model's preset layers" in md
 
 
 def test_generate_reads_the_word(client):

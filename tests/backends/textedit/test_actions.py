@@ -57,9 +57,11 @@ def test_generate_streams_previews_and_reads_the_image(tiny_model, tmp_path):
     (dict(text='a"b'), "double quotes"),
     (dict(text="cat", template="a spaceship that says"), "does not know the words 'spaceship'"),
     (dict(text="cat", template=""), "template is empty"),
-    (dict(text="cat", num_inference_steps=0), "Steps must be between"),
+    (dict(text="cat", num_inference_steps=0), "Steps must be a whole number from 1 to 100, got 0"),
+    (dict(text="cat", num_inference_steps=2.5), "Steps must be a whole number"),
+    (dict(text="cat", guidance_scale=0.5), "Guidance scale must be a number from 1 to 30"),
     (dict(text="cat", seed=-1), "Seed"),
-    (dict(text="cat", model="nope"), "Unknown Text in Image model"),
+    (dict(text="cat", model="nope"), "Model must be one of 'textedit-embedded'"),
 ])
 def test_bad_input_is_a_clear_message(kwargs, message):
     with pytest.raises(InputError, match=message):
@@ -213,12 +215,20 @@ def test_lora_trains_only_the_target_and_its_adapter_loads_back(tiny_model):
 
 
 def test_finetune_requests_are_checked():
-    with pytest.raises(InputError, match="target must be one of"):
+    with pytest.raises(InputError, match="LoRA on must be one of 'localized', 'all', 'random'"):
         FinetuneRequest(target="half").validate()
     with pytest.raises(InputError, match="embedded model"):
         FinetuneRequest(model="sdxl-base").validate()
-    with pytest.raises(InputError, match="Training steps"):
+    with pytest.raises(InputError, match="Training steps must be a whole number from 1 to 500"):
         FinetuneRequest(train_steps=0, layers=["0"]).validate()
+    with pytest.raises(InputError, match="Learning rate must be a number from 1e-06 to 0.01"):
+        FinetuneRequest(learning_rate=0.0, layers=["0"]).validate()
+    with pytest.raises(InputError, match="Held-out words .* from 1 to 64"):  # every held-out word once at most
+        FinetuneRequest(eval_words=66, layers=["0"]).validate()
+    request = FinetuneRequest(layers="3, up_blocks.1.attentions.0.transformer_blocks.0.attn2", train_steps=7.0)
+    request.validate()  # typed layers become their list; a whole float becomes the int it is
+    assert request.layers == ["3", "up_blocks.1.attentions.0.transformer_blocks.0.attn2"]
+    assert request.train_steps == 7 and isinstance(request.train_steps, int)
 
 
 def test_a_layer_sets_label_names_each_layer_once():
