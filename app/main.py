@@ -140,6 +140,10 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
     from app.components.downloads import start_cleanup
 
     start_cleanup()
+    if options.get("mcp_server"):
+        from app.components.mcp_state import install
+
+        install()
     blocking = not options.pop("prevent_thread_lock", False)
     out = demo.launch(**options, prevent_thread_lock=True)
     # torch, diffusers, transformers and the backends are imported once, on one thread, once the page is
