@@ -63,7 +63,7 @@ def train_vae(args) -> dict:
     info = latent_vae.train_vae(build, images_to_tensor(data["images"]), run, hours=args.hours,
                                 batch=args.batch, lr=args.lr_vae, kl_weight=args.kl_weight, seed=args.seed,
                                 checkpoint_minutes=args.checkpoint_minutes, resume=args.resume,
-                                freeze_encoder=args.freeze_encoder)
+                                max_steps=args.max_steps, freeze_encoder=args.freeze_encoder)
     return _with_prior(info, prior_training(args.init_from, "vae"), run, lr=args.lr_vae,
                        frozen_encoder=args.freeze_encoder)
 
@@ -133,7 +133,7 @@ def train_unet(args) -> dict:
         ema_text.load_state_dict(text.state_dict())
     gen = torch.Generator().manual_seed(args.seed + step)
     t0, last, losses = time.time() - elapsed, time.time(), []
-    while time.time() - t0 < args.hours * 3600:
+    while time.time() - t0 < args.hours * 3600 and (args.max_steps is None or step < args.max_steps):
         idx = torch.randint(0, n_plain, (args.batch,), generator=gen)
         if len(latents) > n_plain:
             crowded = torch.rand(args.batch, generator=gen) < args.crowded_p
@@ -195,6 +195,8 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--phase", choices=("vae", "unet", "export"), required=True)
     p.add_argument("--hours", type=float, default=1.5)
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="stop after this many steps (in all, with --resume) even within --hours (tests: a fixed count)")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--lr", type=float, default=4e-4)
     p.add_argument("--lr-vae", type=float, default=1e-3)

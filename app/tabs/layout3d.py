@@ -15,12 +15,13 @@ from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
 from app.components.failures import listen
 from app.components.model_download import download_beside
+from app.components.params import control, documented
 from app.components.warmup import warm_up_in_background
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.layout3d.actions import SCENE
 from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
-from backends.layout3d.models import DEFAULT_MODEL, MODEL_CHOICES, MODEL_PARTS
+from backends.layout3d.models import DEFAULT_MODEL, MODEL_PARTS
 from backends.layout3d.outputs import enlarge, history_items, last_stage_files, scene_picture
 from backends.layout3d.requests import SceneRequest
 from backends.layout3d.uploads import layout_from_rows, read_layout_file, read_scene_card, with_scene_prompt
@@ -81,11 +82,16 @@ def _editor_js() -> str:
 
 
 # --- the editor's light calls (server functions: answered at once, never queued behind generation) --
-def add_box_text(text: str, prompt: str) -> str:
-    """The layout JSON with one more box standing in free floor space (``layout.add_box``)."""
+@documented(SceneRequest)
+def add_box_text(layout: str, prompt: str) -> str:
+    """The layout JSON with one more box standing in free floor space (``layout.add_box``).
+
+    Args:
+        prompt: What goes in the new box (e.g. 'a green cone'); the box takes the colour it names.
+    """
     from backends.layout3d.layout import add_box
 
-    return layout_text(add_box(Layout.from_json(text), prompt).to_dict())
+    return layout_text(add_box(Layout.from_json(layout), prompt).to_dict())
 
 
 def editor_add_box(data: dict) -> dict:
@@ -118,16 +124,20 @@ def editor_prompt_words(data: dict) -> str:
         return ""
 
 
-def layout_words(text: str, model_id: str) -> str:
-    """Unknown words of every prompt in the layout JSON (the table and JSON paths), or nothing; a layout
-    that does not parse says nothing here (the layout status says what is wrong)."""
+@documented(SceneRequest)
+def layout_words(layout: str, model: str) -> str:
+    """The words of the layout's prompts that the model does not know (a warning line), or nothing.
+
+    No model runs: the model's tokenizer file is read. A layout that does not parse says nothing here (the layout
+    status says what is wrong).
+    """
     from backends.layout3d.vocabulary import vocabulary_check
 
     try:
-        layout = Layout.from_json(text)
+        parsed = Layout.from_json(layout)
     except InputError:
         return ""
-    message = vocabulary_check(model_id or DEFAULT_MODEL, layout).message()
+    message = vocabulary_check(model or DEFAULT_MODEL, parsed).message()
     return f"⚠️ {message}" if message else ""
 
 
@@ -177,50 +187,89 @@ def layout_rows(layout: Layout) -> list[list]:
 
 
 # --- the layout's light handlers (their own queue: they never wait behind a generation) -------
-def on_layout(text):
+@documented(SceneRequest)
+def on_layout(layout):
+    """The layout checked and previewed, no model: its box table, its box depth (the condition; near = bright),
+    a status line ('N box(es) · valid layout', or what is wrong, the rest unchanged) and its scene prompt."""
     try:
-        layout = Layout.from_json(text)
+        parsed = Layout.from_json(layout)
     except InputError as e:
         return gr.update(), gr.update(), f"⚠️ {e}", gr.update()
-    return layout_rows(layout), preview_depth(layout, 240), f"{len(layout.boxes)} box(es) · valid layout", \
-        layout.scene_prompt
+    return layout_rows(parsed), preview_depth(parsed, 240), f"{len(parsed.boxes)} box(es) · valid layout", \
+        parsed.scene_prompt
 
 
 @user_errors
-def on_table(rows, scene):
-    return layout_text(layout_from_rows(rows, scene))
+@documented(SceneRequest)
+def on_table(boxes, scene_prompt):
+    """The layout JSON of the box table and the scene.
+
+    Args:
+        boxes: The box table: per box its prompt, x y z (centre) and w d h (size) in metres (z up), yaw in degrees.
+        scene_prompt: The empty scene the boxes stand in (one of the rooms the embedded model knows).
+    """
+    return layout_text(layout_from_rows(boxes, scene_prompt))
 
 
 @user_errors
-def on_scene(scene, text):
-    """The chosen scene written into the layout JSON; JSON that is broken stays as typed, to be fixed."""
-    return layout_text(with_scene_prompt(text, scene))
+@documented(SceneRequest)
+def on_scene(scene_prompt, layout):
+    """The chosen scene written into the layout JSON; JSON that is broken stays as typed, to be fixed.
+
+    Args:
+        scene_prompt: The empty scene the boxes stand in (one of the rooms the embedded model knows).
+    """
+    return layout_text(with_scene_prompt(layout, scene_prompt))
 
 
 @user_errors
-def on_load(file):
-    return layout_text(read_layout_file(file).to_dict())
+@documented(SceneRequest)
+def on_load(layout_file):
+    """The layout JSON of an uploaded file, checked and laid out one box per line.
+
+    Args:
+        layout_file: A layout JSON file (scene_prompt and boxes).
+    """
+    return layout_text(read_layout_file(layout_file).to_dict())
 
 
 # --- the scene action: requests in, the result shown --------------------------------------------
-def generate_request(text, model_v, seed_v, steps_v, guidance_v, method_v, blend_v, dsa_v, masking_v, _masks, key):
-    """Generate: a new scene (kept under this session's key; a stopped Generate leaves the old one)."""
-    return SceneRequest(Layout.from_json(text), model=model_v, seed=int(seed_v or 0), num_inference_steps=int(steps_v),
-                        guidance_scale=float(guidance_v), method=method_v, blend_fraction=float(blend_v),
-                        dsa_start_fraction=float(dsa_v), dsa_masking=masking_v, scene_key=key or uuid.uuid4().hex)
+def generate_request(layout, model, seed, num_inference_steps, guidance_scale, method, blend_fraction,
+                     dsa_start_fraction, dsa_masking, show_masks, scene_key):
+    """Generate: a new scene (kept under this session's key; a stopped Generate leaves the old one).
+
+    Args:
+        show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
+        scene_key: This browser session's scene on the server (kept by the page; not part of the API).
+    """
+    return SceneRequest(Layout.from_json(layout), model=model, seed=0 if seed is None else seed,
+                        num_inference_steps=num_inference_steps, guidance_scale=guidance_scale, method=method,
+                        blend_fraction=blend_fraction, dsa_start_fraction=dsa_start_fraction, dsa_masking=dsa_masking,
+                        scene_key=scene_key or uuid.uuid4().hex)
 
 
-def next_request(text, _masks, key):
-    """Next stage: this session's scene (its settings and every stage's layout) and the new layout."""
+def next_request(layout, show_masks, scene_key):
+    """Next stage: this session's scene (its settings and every stage's layout) and the new layout.
+
+    Args:
+        show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
+        scene_key: This browser session's scene on the server (kept by the page; not part of the API).
+    """
     from backends.layout3d.service import scene_request
 
-    return scene_request(current_scene(key), Layout.from_json(text), key)
+    return scene_request(current_scene(scene_key), Layout.from_json(layout), scene_key)
 
 
-def rebuild_request(file, _masks, key):
-    """Rebuild: the request of an uploaded run card, as this session's scene."""
-    request = read_scene_card(file)
-    request.scene_key = key or uuid.uuid4().hex
+def rebuild_request(run_card, show_masks, scene_key):
+    """Rebuild: the request of an uploaded run card, as this session's scene.
+
+    Args:
+        run_card: A scene's run.json (the download of any stage; an older stages.json too).
+        show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
+        scene_key: This browser session's scene on the server (kept by the page; not part of the API).
+    """
+    request = read_scene_card(run_card)
+    request.scene_key = scene_key or uuid.uuid4().hex
     return request
 
 
@@ -264,27 +313,41 @@ def on_back_ask(idx, key):
 
 
 @user_errors
-def on_back(idx, masks_v, key):
-    """The scene as it was at the selected stage, its files and run card written again (the backend's)."""
+@documented(SceneRequest)
+def on_back(stage, show_masks, scene_key):
+    """The scene as it was at a stage, the later stages discarded; its files and run card written again.
+
+    Args:
+        stage: The stage to go back to (0 is the empty scene), as the history numbers them.
+        show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
+        scene_key: This browser session's scene on the server (kept by the page; not part of the API).
+    """
     from backends.layout3d.service import scene_request, scene_result
 
-    session = current_scene(key, "There is no scene yet.")
-    if idx is None or int(idx) < 0:
+    session = current_scene(scene_key, "There is no scene yet.")
+    if stage is None or int(stage) < 0:
         raise InputError("Select a stage in the history first.")
-    stage = session.go_back(int(idx))
-    request, result = scene_request(session, scene_key=key), scene_result(session)
+    kept = session.go_back(int(stage))
+    request, result = scene_request(session, scene_key=scene_key), scene_result(session)
     paths = SCENE.write_run(request, result, new_output_dir("layout3d"))
     status, _, gallery, summary, files, _ = show_scene(request, result, paths)
-    return (layout_text(stage.layout.to_dict()), scene_picture(session.stages, masks_v, VIEW), gallery, status,
+    return (layout_text(kept.layout.to_dict()), scene_picture(session.stages, show_masks, VIEW), gallery, status,
             summary, files, gr.update(visible=False))
 
 
 @user_errors
-def on_masks(masks_v, key):
-    session = scenes().get(key) if key else None
+@documented(SceneRequest)
+def on_masks(show_masks, scene_key):
+    """This session's scene picture with its objects' masks overlaid, or plain (nothing when there is no scene).
+
+    Args:
+        show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
+        scene_key: This browser session's scene on the server (kept by the page; not part of the API).
+    """
+    session = scenes().get(scene_key) if scene_key else None
     if session is None or not session.stages:
         return gr.update()
-    return scene_picture(session.stages, masks_v, VIEW)
+    return scene_picture(session.stages, show_masks, VIEW)
 
 
 # --- layout ----------------------------------------------------------------------------------
@@ -296,6 +359,18 @@ INTRO = (
     "it knows colours (red, orange, yellow, green, cyan, blue, purple, pink), shapes (cube, sphere, "
     "cylinder, cone, torus) and six rooms."
 )
+
+
+# what the stage methods and DSA maskings are called on the page (the values are the request's choices)
+METHOD_NAMES = {"bas": "Build-A-Scene (blending + DSA)", "masactrl": "MasaCtrl mutual attention",
+                "blend": "Latent blending only"}
+MASKING_NAMES = {"multiply": "multiplicative (published)", "neg_inf": "−inf (ablation)"}
+
+
+def named_choices(component: gr.Radio, names: dict[str, str]) -> gr.Radio:
+    """A control's choices (the request's values, in its order) shown by their names on the page."""
+    component.choices = [(names.get(value, str(value)), value) for _, value in component.choices]
+    return component
 
 
 def layout_column(ui: SimpleNamespace) -> None:
@@ -321,30 +396,19 @@ def settings_column(ui: SimpleNamespace) -> None:
                         interactive=False, elem_id="l3d-depth")
     ui.layout_status = gr.Markdown(elem_id="l3d-layout-status")
     with gr.Row():
-        ui.model = gr.Dropdown(list(MODEL_CHOICES), value=DEFAULT_MODEL, label="Model", elem_id="l3d-model",
-                               info="Embedded: the small model trained here; sd15 (+ LooseControl): the paper's stack once downloaded.")
-        ui.seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="l3d-seed",
-                            info="Same seed, same layout, same settings → the same pictures.")
+        ui.model = control(SceneRequest, "model", elem_id="l3d-model")
+        ui.seed = control(SceneRequest, "seed", widget="number", elem_id="l3d-seed")
     download_beside(ui.model, "l3d", parts=MODEL_PARTS)
     with gr.Row():
-        ui.steps = gr.Slider(2, 50, value=20, step=1, label="DDIM steps (paper: 20)", elem_id="l3d-steps",
-                             info="How many denoising steps make each picture: fewer is faster, rougher.")
-        ui.guidance = gr.Slider(0, 15, value=5.0, step=0.5, label="CFG (embedded 5; SD 7.5)",
-                                info="Classifier-free guidance: how strongly the picture follows the prompt.")
-    ui.method = gr.Radio([("Build-A-Scene (blending + DSA)", "bas"), ("MasaCtrl mutual attention", "masactrl"),
-                          ("Latent blending only", "blend")], value="bas", label="Stage method",
-                         info="How a new stage keeps the earlier objects: the paper's method or a baseline.")
+        ui.steps = control(SceneRequest, "num_inference_steps", elem_id="l3d-steps")
+        # empty (the request's default): the chosen model's own guidance, so SD gets its 7.5 and the embedded its 5
+        ui.guidance = control(SceneRequest, "guidance_scale", widget="number", elem_id="l3d-guidance")
+    ui.method = named_choices(control(SceneRequest, "method", widget="radio", elem_id="l3d-method"), METHOD_NAMES)
     with gr.Accordion("Advanced (published defaults)", open=False):
-        ui.blend = gr.Slider(0, 1, value=0.95, step=0.05,
-                             label="Blended fraction of steps (published 0.9; embedded model 0.95)",
-                             info="For this share of the steps, everything outside the edited box is copied "
-                                  "from the previous stage (latent blending).")
-        ui.dsa_start = gr.Slider(0, 1, value=0.5, step=0.05, label="DSA from this fraction of the steps",
-                                 info="Dynamic Self-Attention: from here on, the new object also looks at "
-                                      "the previous stage's objects, so it fits in with them.")
-        ui.masking = gr.Radio([("multiplicative (published)", "multiply"), ("−inf (ablation)", "neg_inf")],
-                              value="multiply", label="DSA key/value masking",
-                              info="How DSA hides the parts of the previous stage the new object may not copy.")
+        ui.blend = control(SceneRequest, "blend_fraction", widget="number", elem_id="l3d-blend")
+        ui.dsa_start = control(SceneRequest, "dsa_start_fraction", elem_id="l3d-dsa-start")
+        ui.masking = named_choices(control(SceneRequest, "dsa_masking", widget="radio", elem_id="l3d-masking"),
+                                   MASKING_NAMES)
     with gr.Row():
         ui.gen_btn = gr.Button("Generate", variant="primary", elem_id="l3d-generate")
         ui.next_btn = gr.Button("Next stage", variant="secondary", elem_id="l3d-next")

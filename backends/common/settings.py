@@ -50,7 +50,6 @@ class Settings(BaseSettings):
     queue_max_size: int = Field(64, ge=1)
     gpu_concurrency: int = Field(1, ge=1, description="jobs run at once on the shared heavy-work queue")
     ray_address: str | None = Field(None, description="a Ray cluster for heavy actions (serve --ray); none: in-process")
-    layout3d_scene_memory_mb: int = Field(1024, ge=16, description="3D Layout scenes kept between stages, all users")
 
     # LLM endpoint (OpenAI-compatible) for the tabs that talk to a language model.
     llm_base_url: str | None = None

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from backends.common import jsontext
 from backends.common.errors import InputError
+from backends.common.params import add_request_arguments, values_from_args
 
-from .models import DEFAULT_MODEL, MODEL_CHOICES
+from .requests import SceneRequest
 
 HELP = "Build-A-Scene: a 3D box layout (and later edits) to staged images (files out)"
 
@@ -31,11 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", type=Path, help="a run.json to replay (as `iclr25-studio replay`: model, settings, layouts)")
     p.add_argument("--stages", type=Path, nargs="*", default=[], help="further layouts, one edit stage each")
     p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--model", default=DEFAULT_MODEL, choices=MODEL_CHOICES)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--steps", type=int, default=20, help="DDIM steps (paper: 20)")
-    p.add_argument("--guidance", type=float, default=None, help="CFG scale (default: the model's)")
-    p.add_argument("--method", default="bas", choices=("bas", "masactrl", "blend"))
+    # the scene's settings, as the request declares them (--steps / --guidance / --blend: the older spellings)
+    add_request_arguments(p, SceneRequest, skip=("layout", "history"))
 
 
 def _read(path: Path, what: str) -> str:
@@ -55,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
     from backends.common.action_cli import run_action
 
     from .actions import SCENE
-    from .requests import SceneRequest
 
     if args.run is not None:
         result = _replay(args.run, args.out)
@@ -63,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if args.layout is None:
             raise InputError("Give --layout (or --run with a run.json to replay).")
         layouts = [_layout(args.layout), *(_layout(p) for p in args.stages)]
-        request = SceneRequest(layouts[-1], model=args.model, seed=args.seed, num_inference_steps=args.steps,
-                               guidance_scale=args.guidance, method=args.method, history=layouts[:-1])
+        request = SceneRequest(layouts[-1], history=layouts[:-1], **values_from_args(SceneRequest, args))
         result, _ = run_action(SCENE, request, args.out)
     if result.vocabulary_warning:
         print(json.dumps({"warning": result.vocabulary_warning}))

@@ -3,61 +3,73 @@
 A scene is its model, its settings and the layouts it went through: one :class:`SceneRequest` says
 all of that, so a run card of any stage replays the whole scene to the same pixels. *Generate* has no
 earlier layouts; *Next stage* lists every stage's layout so far; *Rebuild* is a card's request again.
+
+Its fields are declared with ``backends.common.params.param``: their ranges, choices, defaults and help are
+the tab's controls, the CLI's options, the API's documented parameters and the checks every run makes
+(``check_request``); :meth:`SceneRequest.validate` keeps only what a declaration cannot say (the layouts parse).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from backends.common.errors import InputError
-from backends.common.seeding import check_seed
+from backends.common.params import param, seed_param
 
 from .layout import Layout
 from .models import DEFAULT_MODEL, MODEL_CHOICES
 
 METHODS = ("bas", "masactrl", "blend")  # Build-A-Scene | MasaCtrl mutual self-attention | blending alone
+DSA_MASKINGS = ("multiply", "neg_inf")  # the published multiplicative masking | −inf (an ablation)
 MAX_HISTORY = 64  # earlier layouts a request may replay (a card is an upload: its work is bounded)
 
 
 @dataclass
 class SceneRequest:
-    layout: dict  # the layout to reach (as the layout JSON: scene_prompt and boxes); a Layout is taken too
-    model: str = DEFAULT_MODEL  # the model by registry id: part of the request so a run card names it
-    seed: int = 0
-    num_inference_steps: int = 20
-    guidance_scale: float | None = None  # None: the model's default
-    method: str = "bas"
-    blend_fraction: float | None = None  # None: the model's default (published 0.9; embedded 0.95)
-    dsa_start_fraction: float = 0.5
-    dsa_masking: str = "multiply"
+    layout: dict = param(help="The layout to reach: the layout JSON (scene_prompt and boxes, each with prompt, "
+                              "center and size in metres, yaw_deg).")
+    model: str = param(DEFAULT_MODEL, choices=MODEL_CHOICES, label="Model",
+                       help="Embedded: the small model trained here; sd15 (+ LooseControl): the paper's stack once "
+                            "downloaded.")
+    seed: int = seed_param("Same seed, same layout, same settings → the same pictures.")
+    num_inference_steps: int = param(20, minimum=2, maximum=50, label="DDIM steps (paper: 20)", cli=("--steps",),
+                                     help="How many denoising steps make each picture: fewer is faster, rougher.")
+    guidance_scale: float | None = param(None, minimum=0.0, maximum=15.0, step=0.5, label="CFG (empty: the model's own)",
+                                         cli=("--guidance",),
+                                         help="Classifier-free guidance: how strongly the picture follows the prompt "
+                                              "(the models' own: embedded 5, SD 7.5).")
+    method: str = param("bas", choices=METHODS, label="Stage method",
+                        help="How a new stage keeps the earlier objects: bas = Build-A-Scene (blending + DSA, the "
+                             "paper's), masactrl = MasaCtrl mutual attention, blend = latent blending only.")
+    blend_fraction: float | None = param(None, minimum=0.0, maximum=1.0, step=0.05,
+                                         label="Blended fraction of steps (empty: the model's own)", cli=("--blend",),
+                                         help="For this share of the steps, everything outside the edited box is "
+                                              "copied from the previous stage (latent blending; published 0.9, "
+                                              "embedded model 0.95).")
+    dsa_start_fraction: float = param(0.5, minimum=0.0, maximum=1.0, step=0.05, label="DSA from this fraction of the steps",
+                                      help="Dynamic Self-Attention: from here on, the new object also looks at the "
+                                           "previous stage's objects, so it fits in with them.")
+    dsa_masking: str = param("multiply", choices=DSA_MASKINGS, label="DSA key/value masking",
+                             help="How DSA hides the parts of the previous stage the new object may not copy: "
+                                  "multiply (the published code) or neg_inf (an ablation).")
     # the layouts reached before ``layout``, in turn (the tab: every earlier stage's, stage 0 the empty
     # scene; the CLI: the layouts it was given): a replay reaches them again, the same stages
-    history: list[dict] = field(default_factory=list)
+    history: list[dict] = param(default_factory=list,
+                                help=f"The layouts reached before this one, in turn (at most {MAX_HISTORY}): a "
+                                     "replay reaches them again, stage by stage.")
     # the live scene this continues on the server (the tab's key): its kept tensors spare recomputing
-    # ``history``; anywhere else (a CLI replay, another worker) the history is recomputed, same pixels
+    # ``history``; anywhere else (a CLI replay, another worker) the history is recomputed, same pixels.
+    # Not a setting of the user's: the server's handle of a browser session's scene.
     scene_key: str = ""
 
     def __post_init__(self) -> None:
         if isinstance(self.layout, Layout):
             self.layout = self.layout.to_dict()
-        self.history = [h.to_dict() if isinstance(h, Layout) else h for h in self.history]
+        if isinstance(self.history, list | tuple):
+            self.history = [h.to_dict() if isinstance(h, Layout) else h for h in self.history]
 
     def validate(self) -> None:
-        if self.model not in MODEL_CHOICES:
-            raise InputError(f"Unknown model {self.model!r}; choose one of {', '.join(MODEL_CHOICES)}.")
-        check_seed(self.seed)
-        if not isinstance(self.num_inference_steps, int) or not 1 <= self.num_inference_steps <= 200:
-            raise InputError(f"Steps must be a whole number from 1 to 200, got {self.num_inference_steps!r}.")
-        if self.guidance_scale is not None and not 0.0 <= float(self.guidance_scale) <= 30.0:
-            raise InputError("Guidance scale must be between 0 and 30.")
-        if self.blend_fraction is not None and not 0.0 <= float(self.blend_fraction) <= 1.0:
-            raise InputError("The blended fraction of steps must be between 0 and 1.")
-        if self.method not in METHODS:
-            raise InputError(f"Method must be one of {', '.join(METHODS)}.")
-        if self.dsa_masking not in ("multiply", "neg_inf"):
-            raise InputError("DSA masking must be 'multiply' (the published code) or 'neg_inf'.")
-        if not 0.0 <= float(self.dsa_start_fraction) <= 1.0:
-            raise InputError("The DSA start must be a fraction of the steps between 0 and 1.")
+        """What the field declarations cannot say: the history is a bounded list and every layout parses."""
         if not isinstance(self.history, list) or len(self.history) > MAX_HISTORY:
             raise InputError(f"A scene replays at most {MAX_HISTORY} earlier layouts.")
         self.layouts()  # every layout parses (a clear message before any work)

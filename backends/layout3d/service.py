@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
+from backends.common.params import check_request
 from backends.common.progress import CancelToken, ProgressEvent, relay, stream_reports
 from backends.synth.scene import ROOMS
 
@@ -129,6 +130,7 @@ def run_scene(request: SceneRequest, models: tuple[BuildAScenePipeline, ModelDef
               cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
     """Reach the request's layout: from the live scene it continues when this process holds it, else from
     nothing through its earlier layouts (the same stages either way). Yields progress, then the result."""
+    check_request(request)
     request.validate()
     t0 = time.perf_counter()
     session = continued(request)
@@ -143,6 +145,7 @@ def run_scene(request: SceneRequest, models: tuple[BuildAScenePipeline, ModelDef
 
 def start_scene(request: SceneRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | SceneResult]:
     """Empty scene, then one stage per box (after the request's earlier layouts, if any)."""
+    check_request(request)
     request.validate()
     t0 = time.perf_counter()
     yield ProgressEvent(0.0, f"loading {request.model}")

@@ -66,13 +66,14 @@ _STORE_LOCK = threading.Lock()
 
 
 def live_scenes() -> SceneStore:
-    """This process's scenes, by the key the tab keeps per browser session (budget: the settings')."""
+    """This process's scenes, by the key the tab keeps per browser session (budget: ``ICLR25_LAYOUT3D_SCENE_MEMORY_MB``,
+    ``backends.layout3d.settings``)."""
     global _STORE
     with _STORE_LOCK:
         if _STORE is None:
-            from backends.common.settings import get_settings
+            from .settings import get_layout3d_settings
 
-            _STORE = SceneStore(get_settings().layout3d_scene_memory_mb)
+            _STORE = SceneStore(get_layout3d_settings().scene_memory_mb)
         return _STORE
 
 

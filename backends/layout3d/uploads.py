@@ -9,6 +9,7 @@ from pathlib import Path
 
 from backends.common import jsontext
 from backends.common.errors import InputError
+from backends.common.params import check_request
 
 from .layout import Layout
 from .requests import SceneRequest
@@ -74,6 +75,7 @@ def read_scene_card(path) -> SceneRequest:
     else:
         raise InputError("That JSON is not a 3D Layout run card (a scene's run.json).")
     request.scene_key = ""
+    check_request(request)  # every setting in its declared range (a card is an upload)
     request.validate()
     return request
 
@@ -91,5 +93,6 @@ def request_from_stages_json(card: dict) -> SceneRequest:
                                dsa_masking=dsa.get("masking", "multiply"), history=layouts[:-1])
     except (KeyError, TypeError, AttributeError, IndexError):
         raise InputError("That JSON is not a 3D Layout run card (stages.json with model, settings and stages).") from None
+    check_request(request)  # every setting in its declared range (a card is an upload)
     request.validate()
     return request
