@@ -309,7 +309,7 @@ def strategist_vs_beam(llm_calls: int, games: int, seed: int = 0) -> dict:
         cache = folder / "llm_cache.jsonl"  # where the action's LLM replays from (improve.llm_for)
         if shared_cache.is_file():
             shutil.copyfile(shared_cache, cache)
-        request = ImproveRequest("gops", iterations=1, method=method, games=4, budget=16, options={"num_cards": 6},
+        request = ImproveRequest("gops", iterations=1, method=method, games=4, budget=16, num_cards=6,
                                  seed=seed, run_dir=folder)
         t0 = time.perf_counter()
         try:

@@ -118,7 +118,7 @@ class LightPlayer:
             c.predict(5, "discard", "descending", "greedy", 100, self.rng.randrange(1000), api_name="/gops_new")
             self.gops_cards = list(range(1, 6))
             self.rng.shuffle(self.gops_cards)
-        board, *_ = c.predict(str(self.gops_cards.pop()), api_name="/gops_play")
+        board, *_ = c.predict(self.gops_cards.pop(), api_name="/gops_play")
         assert "Prize" in board or "over" in board.lower(), board[:200]
 
     def avalon(self, c):

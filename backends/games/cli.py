@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.params import add_request_arguments, values_from_args
 from backends.games import domains
-from backends.games.requests import METHODS, ImproveRequest
+from backends.games.requests import ImproveRequest, SelfPlayRequest
 
 HELP = "GOPS self-play, tournaments and STRATEGIST improvement runs"
 AGENTS = ("random", "greedy", "mcts")
@@ -36,37 +37,19 @@ AGENTS = ("random", "greedy", "mcts")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="games_command", required=True)
     sp = sub.add_parser("selfplay", help="one agent against another, seats alternating")
-    sp.add_argument("--a", default="mcts")
-    sp.add_argument("--b", default="random")
+    sp.add_argument("--a", default="mcts", help="an agent (random, greedy, mcts) or a strategy file")
+    sp.add_argument("--b", default="random", help="an agent (random, greedy, mcts) or a strategy file")
     tp = sub.add_parser("tournament", help="round robin among agents")
-    tp.add_argument("--agents", nargs="+", default=list(AGENTS))
+    tp.add_argument("--agents", nargs="+", default=list(AGENTS), help="agents (random, greedy, mcts) or strategy files")
     for q in (sp, tp):
-        q.add_argument("--games", type=int, default=20)
-        q.add_argument("--cards", type=int, default=6)
-        q.add_argument("--tie-rule", default="discard", choices=("discard", "carry"))
-        q.add_argument("--simulations", type=int, default=300)
-        q.add_argument("--seed", type=int, default=0)
+        add_request_arguments(q, SelfPlayRequest)
         q.add_argument("--out", type=Path, help="write every game as a JSON line here")
-        q.add_argument("--workers", type=int, default=1, help="local worker processes")
-        q.add_argument("--ray", default=None, metavar="ADDRESS",
-                       help="run the games as Ray tasks on this cluster ('local' starts Ray here; [dist] extra)")
     ip = sub.add_parser("improve", help="run STRATEGIST iterations (resumes an existing run dir)")
-    ip.add_argument("--run-dir", type=Path, required=True)
-    ip.add_argument("--game", default=domains.DEFAULT_GAME, choices=domains.games())
+    ip.add_argument("--run-dir", type=Path, required=True, help="the run's folder (a new run when it is empty)")
+    ip.add_argument("--game", default=domains.DEFAULT_GAME, choices=domains.games(), help="the game to improve")
     ip.add_argument("--part", default=None, help="what the run improves, for games with several parts "
                     "(Avalon: heuristic, or guide of --guide-side); default: the game's first")
-    ip.add_argument("--guide-side", default="good", choices=("good", "evil"))
-    ip.add_argument("--players", type=int, default=5, help="Avalon players")
-    ip.add_argument("--cards", type=int, default=6, help="GOPS cards per suit")
-    ip.add_argument("--games", "--games-per-pair", dest="games", type=int, default=None,
-                    help="evaluation games (GOPS: per pairing; Avalon: per strategy); default: the game's")
-    ip.add_argument("--budget", "--simulations", "--worlds", dest="budget", type=int, default=None,
-                    help="search budget (GOPS: MCTS simulations per move; Avalon: sampled worlds per decision)")
-    ip.add_argument("--iterations", type=int, default=3)
-    ip.add_argument("--method", default="strategist", choices=METHODS)
-    ip.add_argument("--seed", type=int, default=0)
-    ip.add_argument("--workers", type=int, default=1, help="local processes for the self-play games")
-    ip.add_argument("--ray", default=None, metavar="ADDRESS", help="run the self-play games as Ray tasks")
+    add_request_arguments(ip, ImproveRequest, skip=("kind",))
 
 
 def agent_spec(spec: str) -> tuple[str, str | None]:
@@ -86,8 +69,8 @@ def _match(a_spec: str, b_spec: str, args, out) -> float:
     from backends.games.gops.selfplay import match_tasks, play_task, score_of
 
     (a, a_src), (b, b_src) = agent_spec(a_spec), agent_spec(b_spec)
-    tasks = match_tasks(a, a_src, b, b_src, args.games, args.cards, args.tie_rule, args.simulations, args.seed)
-    results = run_tasks(play_task, tasks, ray_address=args.ray, workers=args.workers)
+    tasks = match_tasks(a, a_src, b, b_src, args.games, args.num_cards, args.tie_rule, args.simulations, args.seed)
+    results = run_tasks(play_task, tasks, ray_address=args.ray_address, workers=args.workers)
     if out is not None:
         for r in results:
             out.write(json.dumps(r) + "\n")
@@ -101,11 +84,8 @@ def _improve(args: argparse.Namespace) -> int:
     from backends.games.improve import continues
 
     part = args.part or domains.domain_class(args.game).parts[0]
-    request = ImproveRequest(domains.kind_of(args.game, part), args.iterations, args.method, args.games,
-                             args.budget, {"num_cards": args.cards, "num_players": args.players,
-                                           "guide_side": args.guide_side},
-                             args.seed, args.workers, args.ray, run_dir=args.run_dir)
-    request.validate()
+    request = ImproveRequest(kind=domains.kind_of(args.game, part), run_dir=args.run_dir,
+                             **values_from_args(ImproveRequest, args))
     if args.run_dir.is_dir() and not continues(args.run_dir, request):
         raise InputError(f"{args.run_dir} holds a run of another kind; choose a new --run-dir.")
     result, _ = run_action(IMPROVE, request, args.run_dir)

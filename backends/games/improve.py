@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.common.errors import Cancelled, InputError
+from backends.common.params import check_request
 from backends.common.progress import CancelToken, ProgressEvent
 from backends.games import domains
 from backends.games.requests import METHODS, ImproveRequest  # noqa: F401 (the service's request, re-exported)
@@ -97,6 +98,7 @@ def continues(run_dir: str | Path | None, request: ImproveRequest) -> bool:
 def place(request: ImproveRequest, run_dir: str | Path | None, new_dir: Callable[[], Path]) -> ImproveRequest:
     """``request`` with the folder it runs in: ``run_dir`` when it holds a run the request continues (same
     kind; a guide run: the same side), else ``new_dir()`` — checked first, so a refused request makes none."""
+    check_request(request)
     request.validate()
     return replace(request, run_dir=Path(run_dir) if continues(run_dir, request) else Path(new_dir()))
 

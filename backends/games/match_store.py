@@ -10,18 +10,36 @@ other games go on.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
 from backends.common import jsontext
-from backends.common.errors import InputError
+from backends.common.errors import Cancelled, DiskFullError, InputError, ModelCorruptError, ModelMissingError
 from backends.common.session_store import SessionStore
 
 M = TypeVar("M")  # a match: anything with an ``over`` property and a JSON form
 RESUME_KEY = "resume"  # in a player's log of a game in progress: the match's id on the server
+log = logging.getLogger(__name__)
+DELIBERATE = (InputError, ModelMissingError, ModelCorruptError, Cancelled, DiskFullError)
+
+
+@contextlib.contextmanager
+def guarded() -> Iterator[None]:
+    """A game's unexpected error says what failed, never what it was holding (a role, a deck): its message
+    goes to the server's log, the person reads that the game failed. Deliberate errors pass as they are."""
+    try:
+        yield
+    except DELIBERATE:
+        raise
+    except Exception as e:
+        log.exception("a game's move failed")
+        raise InputError(f"The game failed unexpectedly ({e.__class__.__name__}); the details are in the "
+                         f"server's log. Start a new game.") from None
 
 
 class MatchStore(Generic[M]):

@@ -38,7 +38,7 @@ def first_actions(url: str, clip: str, tmp: Path) -> dict:
 
     def gops(c):
         board, *_ = c.predict(5, "discard", "descending", "greedy", 100, 0, api_name="/gops_new")
-        board, *_ = c.predict("5", api_name="/gops_play")
+        board, *_ = c.predict(5, api_name="/gops_play")
         return board
 
     calls = {

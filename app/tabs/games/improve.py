@@ -13,10 +13,12 @@ import pandas as pd
 from app.components.action_button import bind_action, bind_stop
 from app.components.downloads import new_output_dir
 from app.components.errors import user_errors
+from app.components.params import control, documented
+from app.tabs.games.common import labelled
 from backends.games import domains
 from backends.games import improve as service
 from backends.games.actions import IMPROVE
-from backends.games.requests import METHODS, ImproveRequest
+from backends.games.requests import ImproveRequest
 
 LIBRARY_HEADERS = ["id", "origin", "idea", "parent", "score", "generation"]
 ABOUT = ("Run STRATEGIST's improvement loop: an LLM reflects on self-play, proposes ideas (a bandit picks which to "
@@ -34,11 +36,15 @@ def _views(view: service.RunView) -> tuple:
     return (curve, view.rows, gr.update(choices=view.ids, value=view.ids[0] if view.ids else None), view.files)
 
 
-def _request(path, kind, side, method_v, iters, cards, games, budget, seed_v) -> ImproveRequest:
-    """The action's request, in the session's run folder when it continues that run, else in a new one."""
-    request = ImproveRequest(kind, int(iters), method_v, int(games), int(budget),
-                             {"num_cards": int(cards), "guide_side": side}, int(seed_v or 0))
-    return service.place(request, path, lambda: new_output_dir("strategist"))
+def _request(run_dir, kind, guide_side, method, iterations, num_cards, games, budget, seed) -> ImproveRequest:
+    """The action's request, in the session's run folder when it continues that run, else in a new one.
+
+    Args:
+        run_dir: The session's run (held by the session): continued when the request improves what it improves.
+    """
+    request = ImproveRequest(kind, iterations, method, games, budget, num_cards, guide_side=guide_side,
+                             seed=0 if seed is None else seed)
+    return service.place(request, run_dir, lambda: new_output_dir("strategist"))
 
 
 def _shown(request: ImproveRequest, update: service.ImproveUpdate, paths: dict | None = None) -> tuple:
@@ -57,26 +63,21 @@ def _controls_for(kind: str, options: dict | None = None, games: int | None = No
 
 def _settings() -> SimpleNamespace:
     """What to improve and how: the game, the guide's side, the method, iterations and the evaluation."""
-    kinds = domains.run_kinds()
-    first = next(iter(kinds))
+    first = ImproveRequest().kind
     first_games, first_budget = service.defaults(first)
     with gr.Row():
-        game = gr.Radio([(label, kind) for kind, label in kinds.items()], value=first, label="Improve",
-                        elem_id="strategist-game", info="a new run starts when you change this")
-        side = gr.Radio(["good", "evil"], value="good", label="Guide of the side", visible=False,
-                        info="Avalon dialogue guide runs")
-        method = gr.Radio(list(METHODS), value="strategist", label="Method",
-                          info="beam = the paper's ablation without the idea library")
+        game = labelled(ImproveRequest, "kind", domains.run_kinds(), elem_id="strategist-game")
+        side = control(ImproveRequest, "guide_side", widget="radio", visible=False)
+        method = control(ImproveRequest, "method", widget="radio")
     with gr.Row():
-        iterations = gr.Slider(1, 20, value=2, step=1, label="Iterations",
-                               info="Rounds of improvement: each proposes ideas, writes new strategies and scores them.")
-        cards = gr.Slider(3, 13, value=6, step=1, label="GOPS cards",
-                          info="Cards per suit of the GOPS games the strategies are scored on.")
-        games = gr.Slider(2, 40, value=first_games, step=2, label="Games (GOPS: per pair; Avalon: per strategy)",
-                          info="Self-play games that score each strategy: more is steadier and slower.")
-        sims = gr.Slider(2, 200, value=first_budget, step=2, label="Search budget",
-                         info="GOPS: MCTS simulations per move; Avalon: sampled worlds per decision")
-        seed = gr.Number(0, precision=0, minimum=0, label="Seed", info="Same seed and settings → the same run.")
+        iterations = control(ImproveRequest, "iterations")
+        cards = control(ImproveRequest, "num_cards")
+        # the request's default is the game's own (None): shown as the first game's
+        games = control(ImproveRequest, "games")
+        games.value = first_games
+        sims = control(ImproveRequest, "budget")
+        sims.value = first_budget
+        seed = control(ImproveRequest, "seed", widget="number")
     return SimpleNamespace(game=game, side=side, method=method, iterations=iterations, cards=cards, games=games,
                            sims=sims, seed=seed)
 
@@ -124,22 +125,39 @@ def _wire_library(run_dir: gr.State, s: SimpleNamespace, lib: SimpleNamespace) -
     """Load a saved run, start a new one, browse a strategy's source."""
 
     @user_errors
-    def on_pick(path, sid):
-        return service.strategy_source(path, sid)
+    @documented()
+    def on_pick(run_dir, strategy_id):
+        """A strategy of the session's run: its source, and its diff against the strategy it came from.
+
+        Args:
+            run_dir: The session's run (held by the session).
+            strategy_id: The strategy's id in the run's library (e.g. s003).
+        """
+        return service.strategy_source(run_dir, strategy_id)
 
     @user_errors
+    @documented()
     def on_load_run(files):
+        """Load a saved run (its library.json, and ideas.json, log.jsonl and strategist.json or run.json to go on
+        with it): *Run / continue* goes on from it, and the strategist agents of its game play its best strategy.
+
+        Args:
+            files: The run's files, as the Improve tab offered them for download.
+        """
         loaded = service.load_run([f if isinstance(f, str) else f.name for f in files or []],
                                   new_output_dir("strategist"))
         side = loaded.options.get("guide_side", "good")
         return (loaded.view.run_dir, loaded.status, *_views(loaded.view), loaded.kind, side,
                 *_controls_for(loaded.kind, loaded.options, loaded.games, loaded.budget))
 
+    def new_run():
+        """Forget the session's run: the next *Run / continue* starts a new one."""
+        return None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None
+
     outputs = [run_dir, lib.status, lib.curve, lib.table, lib.pick, lib.files]
     game_controls = [s.cards, s.side, s.games, s.sims]
     lib.upload.upload(on_load_run, inputs=lib.upload, outputs=[*outputs, s.game, s.side, *game_controls],
                       api_name="strategist_load")
-    new_run = lambda: (None, "A new run starts with the next *Run*.", None, [], gr.update(choices=[], value=None), None)  # noqa: E731
     lib.new.click(new_run, outputs=outputs, api_name="strategist_new")
     s.game.input(lambda k: (*new_run(), *_controls_for(k)), inputs=s.game, outputs=[*outputs, *game_controls],
                  api_visibility="private")

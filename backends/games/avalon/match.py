@@ -13,53 +13,30 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from backends.common.errors import InputError
-from backends.common.seeding import check_seed
+from backends.common.params import check_request
+from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.games.avalon.agents import RuleAgent
 from backends.games.avalon.dialogue import valid_guides
-from backends.games.avalon.game import AvalonConfig, AvalonGame
+from backends.games.avalon.game import AvalonGame
 from backends.games.avalon.search import SearchAgent
 from backends.games.avalon.selfplay import heuristic_for
 from backends.games.logs import reading_log
-from backends.games.match_store import RESUME_KEY, MatchStore
+from backends.games.match_store import RESUME_KEY, MatchStore, guarded
+from backends.games.requests import AVALON_AGENTS, AvalonMatchRequest, AvalonPlayRequest, fresh_seed
 from backends.games.strategist.llm import LLMError
 from backends.games.strategist.sandbox import SandboxError, check_source
 
 log = logging.getLogger(__name__)
 
-AGENT_KINDS = ("search", "rule", "search+llm", "strategist", "strategist+llm")
+AGENT_KINDS = AVALON_AGENTS
 
 ROLE_NAMES = {"Servant": "Loyal Servant of Arthur"}
-
-
-@dataclass
-class AvalonMatchRequest:
-    num_players: int = 5
-    human_role: str = "Servant"  # or "random"
-    discussion: bool = True
-    seed: int | None = None  # None: a fresh random deal (the seed is told once the game is over)
-    agents: str = "search"  # search over the belief; the AvalonBench-style rule agents; search + LLM speech;
-    # strategist: search with a STRATEGIST strategy's value heuristic (+llm: speaking by its dialogue guides)
-    strategy: dict | None = None  # {"name", "source", "guide"} for the strategist agents
-    # strategist agents without a strategy: the Improve run (a server folder) whose best strategy they play,
-    # else the shipped run's; resolved when the match starts and never kept in the match or its logs
-    strategy_run: str | None = None
-
-    def validate(self) -> AvalonConfig:
-        if self.seed is not None:
-            check_seed(self.seed)
-        if self.agents not in AGENT_KINDS:
-            raise InputError(f"Agents must be one of {', '.join(AGENT_KINDS)}.")
-        _check_strategy(self.agents, self.strategy)
-        config = AvalonConfig(int(self.num_players), discussion=bool(self.discussion))
-        if self.human_role != "random" and self.human_role not in config.role_list:
-            raise InputError(f"Role {self.human_role!r} is not in a {self.num_players}-player game "
-                             f"({', '.join(sorted(set(config.role_list)))}).")
-        return config
 
 
 @dataclass
@@ -107,12 +84,12 @@ class AvalonMatch:
             if agents not in AGENT_KINDS:
                 raise ValueError(f"unknown agents {agents!r}")
             strategy = data.get("strategy")
-            _check_strategy(agents, strategy)
+            check_strategy(agents, strategy)
             return cls(game, human, int(data["seed"]), agents, list(data.get("reasoning", [])), strategy,
                        int(data.get("replaced_speeches", 0)))
 
 
-def _check_strategy(agents: str, strategy: dict | None) -> None:
+def check_strategy(agents: str, strategy: dict | None) -> None:
     """Strategist agents need a strategy whose code passes the sandbox's check (logs can be uploaded)."""
     if not agents.startswith("strategist"):
         return
@@ -137,27 +114,46 @@ def _speaker(guides: dict[str, str] | None = None):
     return LLMSpeaker(CachedLLM(get_llm(settings), settings.models_dir.parent / "llm-cache" / "avalon.jsonl"), guides)
 
 
-def new_match(request: AvalonMatchRequest) -> AvalonMatch:
+def with_strategy(request: AvalonMatchRequest) -> AvalonMatchRequest:
+    """``request`` with the strategy its strategist agents play (the best of its ``strategy_run``, else of the
+    shipped run) and no server folder left in it (a run card of it names none)."""
     if request.agents.startswith("strategist") and request.strategy is None:
         from backends.games.improve import strategy_for_play
 
         chosen = strategy_for_play("avalon", request.strategy_run)
         request = replace(request, strategy={"name": chosen.name, "source": chosen.source, "guide": chosen.guide})
+    return replace(request, strategy_run=None)
+
+
+def new_match(request: AvalonMatchRequest, on_step: Step | None = None) -> AvalonMatch:
+    """A new table: the deal, then the agents' turns until the person owes an action (``on_step``: see
+    :func:`run_agents`)."""
+    request = with_strategy(request)
+    check_request(request)
     config = request.validate()
-    seed = request.seed if request.seed is not None else secrets.randbelow(2**31)
+    seed = fresh_seed(request.seed)
+    seed = secrets.randbelow(2**31) if seed is None else seed
     game = AvalonGame.new(config, seed=seed)
     if request.human_role == "random":
         human = int(np.random.default_rng(seed + 1).integers(config.num_players))
     else:
         human = game.roles.index(request.human_role)
     match = AvalonMatch(game, human, seed, request.agents, strategy=request.strategy)
-    run_agents(match)
+    run_agents(match, on_step)
     return match
 
 
-def run_agents(match: AvalonMatch) -> None:
-    """Let the agents act until the person owes an action or the game is over."""
+# (agents' actions done this turn, the public words for the one under way, searched worlds, worlds) — the words
+# never name a seat whose action would tell its role (a quest card, the assassination)
+Step = Callable[[int, str, int, int], None]
+DOING = {"speak": "speaks", "propose": "proposes a team", "vote": "votes"}
+
+
+def run_agents(match: AvalonMatch, on_step: Step | None = None) -> None:
+    """Let the agents act until the person owes an action or the game is over. ``on_step`` hears each agent's
+    action and each world its search weighs (it may raise ``Cancelled`` to stop the turn there)."""
     game = match.game
+    done = 0
     while game.phase != "end":
         action, seats = game.pending()
         agent_seats = [s for s in seats if s != match.human]
@@ -165,6 +161,12 @@ def run_agents(match: AvalonMatch) -> None:
             return
         seat = agent_seats[0]
         agent = match.agent(seat)
+        if on_step is not None:
+            words = f"Player {seat} {DOING[action]}" if action in DOING else (
+                "A quest card is played" if action == "quest" else "The Assassin names Merlin")
+            on_step(done, words, 0, 0)
+            if isinstance(agent, SearchAgent):
+                agent.on_world = lambda i, n, done=done, words=words: on_step(done, words, i, n)
         try:
             choice = agent.act(game.view(seat))
         except SandboxError as e:  # its message may quote a state the agent imagined: keep it off the page
@@ -182,6 +184,7 @@ def run_agents(match: AvalonMatch) -> None:
             match.reasoning.append({"player": seat, "action": action, "quest": game.quest, "choice": str(choice),
                                     "stats": stats})
         game.play(action, seat, choice)
+        done += 1
 
 
 def human_turn(match: AvalonMatch) -> str | None:
@@ -192,15 +195,16 @@ def human_turn(match: AvalonMatch) -> str | None:
     return action if match.human in seats else None
 
 
-def act(match: AvalonMatch, action: str, value) -> AvalonMatch:
-    """The person's action: speak(text), propose(list of seats), vote(bool), quest(bool), assassinate(seat)."""
+def act(match: AvalonMatch, action: str, value, on_step: Step | None = None) -> AvalonMatch:
+    """The person's action: speak(text), propose(list of seats), vote(bool), quest(bool), assassinate(seat); then
+    the agents' turns (``on_step``: see :func:`run_agents`)."""
     want = human_turn(match)
     if want is None:
         raise InputError("It is not your turn." if not match.over else "The game is over.")
     if action != want:
         raise InputError(f"Now you should {want}, not {action}.")
     match.game.play(action, match.human, value)
-    run_agents(match)
+    run_agents(match, on_step)
     return match
 
 
@@ -289,17 +293,98 @@ def offered_log(match: AvalonMatch, match_id: str) -> tuple[str, str]:
     return "avalon_your_view.json", json.dumps({**player_view(match), RESUME_KEY: match_id}, indent=2)
 
 
-def start(request: AvalonMatchRequest) -> tuple[str, AvalonMatch]:
+def start(request: AvalonMatchRequest, on_step: Step | None = None) -> tuple[str, AvalonMatch]:
     """A new match, held on the server, after the agents' first moves: (its id, the match)."""
-    match = new_match(request)
+    match = new_match(request, on_step)
     return MATCHES.add(match), match
 
 
-def play(match_id: str | None, action: str, value) -> AvalonMatch:
-    """The person's action in the held match (see :func:`act`); a refused action leaves it as it was."""
-    return MATCHES.play(match_id, lambda m: act(m, action, value))
+def play(match_id: str | None, action: str, value, on_step: Step | None = None) -> AvalonMatch:
+    """The person's action in the held match (see :func:`act`); a refused or stopped action (``on_step`` raising)
+    leaves the game as it was."""
+    return MATCHES.play(match_id, lambda m: act(m, action, value, on_step))
 
 
 def reload(text: str) -> tuple[str, AvalonMatch]:
     """A downloaded log back in play (see :meth:`MatchStore.reload`)."""
     return MATCHES.reload(text, AvalonMatch.from_json)
+
+
+# --- a turn as the person sees it: the typed result of the games_avalon_new / games_avalon_play actions --------
+
+@dataclass
+class AvalonTurn:
+    """The table after the agents' turns, as the person may know it: their information set (their role and whom
+    they see, the public record, their own quest cards), never another seat's role, a quest card of another seat,
+    the agents' private reasoning or the seed — those only once the game is over. What the tab shows, the API
+    returns and a run card summarises."""
+
+    match_id: str  # the game on the server (this person's)
+    seat: int  # the person's seat
+    num_players: int
+    role: str  # the person's role
+    side: str  # good or evil
+    turn: str | None  # the action the person owes now (speak, propose, vote, quest, assassinate), if any
+    team_size: int  # of the quest under way
+    team: list[int] | None  # the team proposed, if any
+    leader: int
+    rejections: int  # rejected proposals this round
+    quest_results: list[bool]
+    agents: str
+    strategy: str | None  # the name of the strategy the strategist agents play
+    chat: list[dict]  # the table as the person saw it: {speaker, kind, text} (``transcript``)
+    over: bool
+    outcome: str | None  # once over: who won and why
+    seed: int | None  # once over: the seed that dealt it (enter it to deal it again)
+    replaced_speeches: int  # agent speeches withheld because they gave away what the agent was told in private
+    log_name: str  # the log offered now: your view while the game runs, the full log once it is over
+    log_text: str
+
+
+def turn(match_id: str, match: AvalonMatch) -> AvalonTurn:
+    """The person's view of ``match`` after a turn (see :class:`AvalonTurn`)."""
+    view = match.game.view(match.human)
+    name, text = offered_log(match, match_id)
+    outcome = f"{match.game.winner.upper()} wins — {match.game.end_reason}" if match.over else None
+    return AvalonTurn(match_id, match.human, match.game.n, view["role"], view["side"], human_turn(match),
+                      int(view["team_size"]), list(view["team"]) if view.get("team") is not None else None,
+                      int(view["leader"]), int(view["rejections"]), list(match.game.quest_results), match.agents,
+                      (match.strategy or {}).get("name"), transcript(match), match.over, outcome,
+                      match.seed if match.over else None, match.replaced_speeches, name, text)
+
+
+def _reporter(report, opening: str):
+    """``run_agents``' ``on_step`` as the action's progress events."""
+
+    def on_step(done: int, words: str, world: int, worlds: int) -> None:
+        searching = f" — weighing world {world + 1} of {worlds}" if worlds else ""
+        report(ProgressEvent(world / worlds if worlds else 0.0, f"{opening}: {words}{searching}"))
+
+    return on_step
+
+
+def new_turn(request: AvalonMatchRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | AvalonTurn]:
+    """The ``games_avalon_new`` action: deal a table and let the agents act until the person owes an action,
+    reporting each agent's action and each world its search weighs; a Stop there deals no game (Cancelled)."""
+
+    def work(report) -> AvalonTurn:
+        with guarded():
+            match_id, match = start(request, _reporter(report, "The table is dealt"))
+            return turn(match_id, match)
+
+    yield ProgressEvent(0.0, "Dealing the table")
+    yield from stream_reports(work, cancel)
+
+
+def play_turn(request: AvalonPlayRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | AvalonTurn]:
+    """The ``games_avalon_play`` action: the person's action, then the agents' turns until the person owes one
+    again, reported as :func:`new_turn` does; a Stop there leaves the game as it was before the person's action
+    (Cancelled), so the person acts again (the agents' choices are seeded: they choose the same)."""
+
+    def work(report) -> AvalonTurn:
+        with guarded():
+            match = play(request.match_id, request.action, request.value, _reporter(report, "The others play"))
+            return turn(request.match_id, match)
+
+    yield ProgressEvent(0.0, "The others play")
+    yield from stream_reports(work, cancel)

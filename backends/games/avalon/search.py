@@ -24,6 +24,7 @@ LLM following a dialogue guide) is given. Everything an agent uses comes from ``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from itertools import combinations, permutations
 
 import numpy as np
@@ -152,6 +153,9 @@ class SearchAgent(RuleAgent):
         self.speaker = speaker
         self.heuristic = heuristic  # batch of state dicts -> [((good, evil), extra), ...], or None: full playouts
         self.last_stats: dict = {}
+        # called as ``on_world(worlds searched, worlds)`` after each sampled world of a decision: a turn played
+        # for a person reports its search and may be stopped there (the callback raises)
+        self.on_world: Callable[[int, int], None] | None = None
 
     def speak(self, view: dict) -> str:
         if self.speaker is not None:
@@ -190,8 +194,10 @@ class SearchAgent(RuleAgent):
         idx = self.rng.choice(len(worlds), size=self.n_worlds, p=p)
         me, side = view["seat"], view["side"]
         leaves: list[tuple[int, AvalonGame]] = []
-        for k in idx:
+        for i, k in enumerate(idx):
             check_cancelled()  # a Stop of the work this search runs for ends it between two worlds
+            if self.on_world is not None:
+                self.on_world(i, len(idx))
             roles = worlds[k]
             base = determinize(view, roles)
             seed = int(self.rng.integers(1 << 30))  # common random numbers: every candidate meets the same rollouts

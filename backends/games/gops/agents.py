@@ -119,6 +119,9 @@ class MCTSAgent(Agent):
         self.name = name
         self.capacity = capacity
         self._last: dict = {}
+        # called as ``on_progress(simulations done, budget)`` between search batches (every 2% of a simulation
+        # budget): a move played for a person reports its search and may be stopped there (the callback raises)
+        self.on_progress: Callable[[int, int], None] | None = None
 
     def bid(self, state, player, rng):
         start = time.perf_counter()  # learning from the revealed bids counts against the move's time
@@ -141,9 +144,12 @@ class MCTSAgent(Agent):
         kind = gs.LEAF_EXTERNAL if external else {"baseline": gs.LEAF_BASELINE, "rollout": gs.LEAF_ROLLOUT}[self.leaf]
         chunk = min(self.batch, max(1, limit // 4)) if external else 64  # small budgets: feedback between batches
         pend = _Pending(chunk, n)
-        sims = 0
+        sims, reported = 0, 0
         while True:
             check_cancelled()  # a Stop of the work this search runs for ends it between two batches
+            if self.on_progress is not None and self.seconds is None and sims * 50 // max(1, limit) > reported:
+                reported = sims * 50 // max(1, limit)
+                self.on_progress(sims, limit)
             k = min(chunk, limit - sims, tree.capacity - int(tree.count[0]))  # each simulation adds ≤ 1 node
             if k <= 0 or sims and self.seconds is not None and time.perf_counter() - start >= self.seconds:
                 break

@@ -11,51 +11,23 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from backends.common.errors import InputError
-from backends.common.seeding import check_seed
+from backends.common.params import check_request
+from backends.common.progress import CancelToken, ProgressEvent, stream_reports
 from backends.games.gops.agents import Agent, GreedyAgent, MCTSAgent, RandomAgent
-from backends.games.gops.game import GopsConfig, GopsState
+from backends.games.gops.game import GopsState
 from backends.games.gops.selfplay import strategy_agent
 from backends.games.logs import reading_log
-from backends.games.match_store import RESUME_KEY, MatchStore
-from backends.games.strategist.sandbox import SandboxError, check_source
+from backends.games.match_store import RESUME_KEY, MatchStore, guarded
+from backends.games.requests import GOPS_OPPONENTS, GopsMatchRequest, GopsPlayRequest, fresh_seed
+from backends.games.strategist.sandbox import SandboxError
 
-OPPONENTS = ("random", "greedy", "mcts", "mcts-learning", "strategist")
-
-
-@dataclass
-class GopsMatchRequest:
-    num_cards: int = 13
-    tie_rule: str = "discard"
-    prize_order: str = "random"
-    opponent: str = "mcts"
-    simulations: int = 20000
-    seed: int | None = None  # None: a fresh random deal (the seed is told once the game is over)
-    strategy_source: str | None = None  # opponent "strategist": the value heuristic at its MCTS leaves
-    strategy_name: str = ""  # where that strategy came from (id, hand-written or which LLM)
-    # opponent "strategist" without a source: the Improve run (a server folder) whose best strategy plays,
-    # else the shipped run's; resolved when the match starts and never kept in the match or its logs
-    strategy_run: str | None = None
-
-    def validate(self) -> GopsConfig:
-        if self.opponent not in OPPONENTS:
-            raise InputError(f"Unknown opponent {self.opponent!r}; choose one of {', '.join(OPPONENTS)}.")
-        if not isinstance(self.simulations, int) or not 1 <= self.simulations <= 200_000:
-            raise InputError(f"Simulations must be a whole number from 1 to 200000, got {self.simulations!r}.")
-        if self.opponent == "strategist":
-            if not self.strategy_source:
-                raise InputError("The strategist opponent needs a strategy: run Improve or load a strategy library.")
-            try:
-                check_source(self.strategy_source)
-            except SandboxError as e:
-                raise InputError(f"The strategy was refused: {e}") from None
-        if self.seed is not None:
-            check_seed(self.seed)
-        return GopsConfig(int(self.num_cards), self.tie_rule, self.prize_order)
+OPPONENTS = GOPS_OPPONENTS
 
 
 @dataclass
@@ -91,6 +63,7 @@ class GopsMatch:
             if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
                 raise ValueError("a GOPS log is a JSON object with 'request' and 'game'")
             request = GopsMatchRequest(**data["request"])
+            check_request(request)
             request.validate()
             state = GopsState.from_log(json.dumps(data["game"]))
             return cls(request, state, bool(data.get("resigned", False)), list(data.get("search", [])))
@@ -116,19 +89,26 @@ def new_match(request: GopsMatchRequest) -> GopsMatch:
         chosen = strategy_for_play("gops", request.strategy_run)
         request = replace(request, strategy_source=chosen.source, strategy_name=chosen.name)
     request = replace(request, strategy_run=None)
+    check_request(request)
     config = request.validate()
-    if request.seed is None:
-        request = replace(request, seed=secrets.randbelow(2**31))
+    seed = fresh_seed(request.seed)
+    request = replace(request, seed=secrets.randbelow(2**31) if seed is None else seed)
     return GopsMatch(request, GopsState.new(config, seed=request.seed))
 
 
-def play_card(match: GopsMatch, card: int) -> GopsMatch:
-    """The person (player 0) bids ``card``; the agent (player 1) bids on the same state, unaware of it."""
+Progress = Callable[[int, int], None]  # (simulations done, budget) of the agent's search
+
+
+def play_card(match: GopsMatch, card: int, on_search: Progress | None = None) -> GopsMatch:
+    """The person (player 0) bids ``card``; the agent (player 1) bids on the same state, unaware of it.
+    ``on_search`` hears the agent's search between its batches (it may raise ``Cancelled`` to stop it)."""
     if match.over:
         raise InputError("The game is over: start a new one.")
     if card not in match.state.hand(0):
         raise InputError(f"You do not hold card {card}; your hand is {list(match.state.hand(0))}.")
     agent = make_agent(match.request)
+    if isinstance(agent, MCTSAgent):
+        agent.on_progress = on_search
     rng = np.random.default_rng([match.request.seed, match.state.round])
     try:
         bid = agent.act(match.state, 1, rng)
@@ -175,14 +155,17 @@ def start(request: GopsMatchRequest) -> tuple[str, GopsMatch]:
     return MATCHES.add(match), match
 
 
-def play(match_id: str | None, card: int | str) -> GopsMatch:
-    """The person's bid in the held match; ``card`` as the page (a button's label) or an API client sends it."""
+def play(match_id: str | None, card: int | str, on_search: Progress | None = None) -> GopsMatch:
+    """The person's bid in the held match; ``card`` as the page (a button's label) or an API client sends it.
+    A bid that fails or is stopped (``on_search`` raising) leaves the game as it was."""
     card = parse_card(card)
-    return MATCHES.play(match_id, lambda m: play_card(m, card))
+    return MATCHES.play(match_id, lambda m: play_card(m, card, on_search))
 
 
 def parse_card(value: int | str) -> int:
     """A card is a whole number; anything else is the sender's mistake, and the game goes on as it was."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer():
+        return int(value)  # from a number field (the API's card)
     try:
         return int(str(value).strip())
     except ValueError:
@@ -196,3 +179,57 @@ def resign_match(match_id: str | None) -> GopsMatch:
 def reload(text: str) -> tuple[str, GopsMatch]:
     """A downloaded log back in play (see :meth:`MatchStore.reload`)."""
     return MATCHES.reload(text, GopsMatch.from_json)
+
+
+# --- a move as the person sees it: the typed result of the moves and of the games_gops_play action ------------
+
+@dataclass
+class GopsTurn:
+    """The game after a move, as the person (player 0) may know it: nothing of the prizes still face down, nor the
+    seed, until the game is over. What the tab shows, the API returns and a run card summarises."""
+
+    match_id: str  # the game on the server (this person's)
+    num_cards: int
+    tie_rule: str
+    opponent: str
+    strategy: str  # the strategist opponent's strategy, as the person chose it ("" for the others)
+    round: int  # rounds finished
+    prize: int | None  # the prize up now (None: the game is over)
+    scores: tuple[float, float]  # (you, the agent)
+    pot: float  # carried over from ties (tie rule "carry")
+    hand: list[int]  # the cards you still hold
+    rounds: list[dict]  # each finished round: round, prize, your bid, the agent's, who won it
+    agent_search: list[dict]  # the agent's search statistics for each of its revealed bids
+    over: bool
+    outcome: str | None  # once over: who won (or that you resigned)
+    seed: int | None  # once over: the seed that dealt it (enter it to deal it again)
+    log_name: str  # the log offered now: your view while the game runs, the full log once it is over
+    log_text: str
+
+
+def turn(match_id: str, match: GopsMatch) -> GopsTurn:
+    """The person's view of ``match`` after a move (see :class:`GopsTurn`)."""
+    s, r = match.state, match.request
+    rounds = [{"round": i + 1, "prize": s.prizes[i], "you": b0, "agent": b1,
+               "won_by": "you" if b0 > b1 else "agent" if b1 > b0 else "tie"} for i, (b0, b1) in enumerate(s.bids)]
+    name, text = offered_log(match, match_id)
+    return GopsTurn(match_id, s.config.num_cards, s.config.tie_rule, r.opponent, r.strategy_name, s.round,
+                    None if match.over else s.prize, tuple(s.scores), s.pot, [] if match.over else list(s.hand(0)),
+                    rounds, list(match.search), match.over, match.result, r.seed if match.over else None, name, text)
+
+
+def play_turn(request: GopsPlayRequest, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | GopsTurn]:
+    """The ``games_gops_play`` action: the person's bid, then the agent's search, reported between its batches
+    (simulations done of its budget); a Stop there ends the search and leaves the game as it was (Cancelled).
+    Ends with the :class:`GopsTurn`."""
+
+    def work(report) -> GopsTurn:
+        def on_search(done: int, budget: int) -> None:
+            report(ProgressEvent(done / budget, f"The agent searches: {done:,} of {budget:,} simulations"))
+
+        with guarded():
+            match = play(request.match_id, request.card, on_search)
+            return turn(request.match_id, match)
+
+    yield ProgressEvent(0.0, "The agent chooses its bid")
+    yield from stream_reports(work, cancel)

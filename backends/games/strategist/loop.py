@@ -378,8 +378,9 @@ def settings_of(data) -> dict:
     request = data.get("request") if data.get("capability") == "games" else None
     if isinstance(request, dict) and isinstance(request.get("kind"), str):  # a run card
         game, part = domains.parse_kind(request["kind"])
+        settings = {k: request[k] for k in ("num_cards", "num_players", "guide_side") if k in request}
         return {"game": game, "part": part, "method": request.get("method", "strategist"),
-                "settings": dict(request.get("options") or {})}
+                "settings": settings or dict(request.get("options") or {})}  # cards before 2026-12: "options"
     return {}
 
 

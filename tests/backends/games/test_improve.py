@@ -7,18 +7,21 @@ import shutil
 import pytest
 
 from backends.common.errors import InputError
+from backends.common.params import check_request, field_spec
 from backends.games import domains
 from backends.games import improve as service
 from backends.games.gops.match import GopsMatchRequest, new_match
+from backends.games.requests import ImproveRequest
 from tests.backends.games.strategist.test_loop import ScriptedLLM
 
 
 def _gops(**kw) -> service.ImproveRequest:
-    return service.ImproveRequest("gops", 1, games=2, budget=8, options={"num_cards": 4}, **kw)
+    return service.ImproveRequest("gops", 1, games=2, budget=8, num_cards=4, **kw)
 
 
 def test_every_registered_game_has_run_kinds_with_defaults():
     kinds = domains.run_kinds()
+    assert tuple(kinds) == field_spec(ImproveRequest, "kind").param.choices  # the request's choices, the same
     assert {"gops", "avalon-heuristic", "avalon-guide"} <= set(kinds)
     assert service.defaults("gops") == (4, 16) and service.defaults("avalon-guide") == (8, 8)
     assert domains.parse_kind("avalon-guide") == ("avalon", "guide") and domains.parse_kind("gops") == ("gops", "heuristic")
@@ -27,12 +30,13 @@ def test_every_registered_game_has_run_kinds_with_defaults():
     with pytest.raises(InputError, match="improves"):
         domains.parse_kind("gops-guide")
     for bad in (service.ImproveRequest("gops", 0), service.ImproveRequest("gops", method="greedy"),
-                service.ImproveRequest("gops", games=0)):
+                service.ImproveRequest("gops", games=0), service.ImproveRequest("gops-guide")):
         with pytest.raises(InputError):
+            check_request(bad)
             bad.validate()
     with pytest.raises(InputError, match="3 to 13"):
-        service.settings_for(service.ImproveRequest("gops", options={"num_cards": 40}))
-    settings = service.settings_for(service.ImproveRequest("avalon-guide", options={"guide_side": "evil"}))
+        service.settings_for(service.ImproveRequest("gops", num_cards=40))
+    settings = service.settings_for(service.ImproveRequest("avalon-guide", guide_side="evil"))
     assert (settings.part, settings.guide_side, settings.games, settings.worlds) == ("guide", "evil", 8, 8)
 
 
@@ -51,8 +55,8 @@ def test_a_request_continues_only_a_run_of_its_kind(tmp_path):
     assert service.continues(run, _gops()) and not service.continues(run, service.ImproveRequest("avalon-heuristic"))
     assert not service.continues(None, _gops())
     (run / "strategist.json").write_text(json.dumps({"game": "avalon", "part": "guide", "settings": {"guide_side": "good"}}))
-    assert service.continues(run, service.ImproveRequest("avalon-guide", options={"guide_side": "good"}))
-    assert not service.continues(run, service.ImproveRequest("avalon-guide", options={"guide_side": "evil"}))
+    assert service.continues(run, service.ImproveRequest("avalon-guide", guide_side="good"))
+    assert not service.continues(run, service.ImproveRequest("avalon-guide", guide_side="evil"))
 
 
 def test_loading_a_run_sets_the_controls_and_its_best_strategy_plays(tmp_path):
@@ -83,7 +87,7 @@ def test_a_match_resolves_its_strategy_and_keeps_no_server_path(tmp_path):
 def test_progress_comes_per_evaluated_game_and_stop_ends_the_evaluation(tmp_path):
     from backends.common.progress import CancelToken, ProgressEvent
 
-    request = service.ImproveRequest("gops", 1, games=3, budget=8, options={"num_cards": 4})
+    request = service.ImproveRequest("gops", 1, games=3, budget=8, num_cards=4)
     events = [e for e in service.improve(request, None, lambda: tmp_path / "a", llm=ScriptedLLM())
               if isinstance(e, ProgressEvent)]
     seeding = [e.message for e in events if e.message.startswith("seeding: evaluation")]
@@ -95,7 +99,7 @@ def test_progress_comes_per_evaluated_game_and_stop_ends_the_evaluation(tmp_path
 
     token = CancelToken()
     seen = []
-    for item in service.improve(service.ImproveRequest("gops", 5, games=40, budget=8, options={"num_cards": 4}),
+    for item in service.improve(service.ImproveRequest("gops", 5, games=40, budget=8, num_cards=4),
                                 None, lambda: tmp_path / "b", token, llm=ScriptedLLM()):
         seen.append(item)
         if isinstance(item, ProgressEvent) and item.message == "seeding: evaluation: game 2/120":

@@ -48,7 +48,7 @@ def test_illegal_moves_resign_and_round_trip():
     assert done.over and "resigned" in done.result
     with pytest.raises(InputError, match="over"):
         play_card(done, 1)
-    with pytest.raises(InputError, match="Unknown opponent"):
+    with pytest.raises(InputError, match="Opponent must be one of"):
         new_match(GopsMatchRequest(opponent="oracle"))
 
 
