@@ -22,6 +22,7 @@ import torch
 
 from backends.common.errors import InputError
 from backends.common.interrupt import stop_between_steps, stop_inside, stoppable_call
+from backends.common.progress import CancelToken
 
 from .longvideo import StreamState, read_key_frames, read_spans
 from .metrics import fit_scale_shift
@@ -42,15 +43,15 @@ def segments(n_frames: int, num_interp: int = NUM_INTERP, overlap: int = 6) -> l
 @torch.no_grad()
 def interpolate_segment(pipe, rgb: np.ndarray, first: torch.Tensor, last: torch.Tensor, num_inference_steps: int,
                         generator: torch.Generator | None = None, position_ids: np.ndarray | None = None,
-                        initial_noise: str = "zero", should_stop: Callable[[], bool] | None = None) -> torch.Tensor:
+                        initial_noise: str = "zero", cancel: CancelToken | None = None) -> torch.Tensor:
     """Disparity latents (1×L×C×h×w) of the L frames ``rgb``, whose end latents are ``first`` and ``last``.
 
     ``position_ids``: the frames' true indices (RoPE); ``initial_noise``: ``"zero"`` (the pipeline's default
     start, what the embedded networks were trained for) or ``"independent"`` noise from ``generator`` (the
     reference's). The UNet's output becomes a velocity as the pipeline's ``prediction_type`` says.
-    ``should_stop()`` is asked inside the UNet call and after every step (→ ``Cancelled``).
+    ``cancel`` is checked inside the UNet call and after every step (→ its ``Cancelled``).
     """
-    step_end = stop_between_steps(should_stop)
+    step_end = stop_between_steps(cancel)
     unet = pipe.unet_interp
     rgb_latents = pipe.encode(pipe.prepare_frames(rgb))
     c = unet.config.out_channels
@@ -69,7 +70,7 @@ def interpolate_segment(pipe, rgb: np.ndarray, first: torch.Tensor, last: torch.
     pos = None if position_ids is None else torch.as_tensor(np.asarray(position_ids), device=masked.device).reshape(1, n)
     pipe.scheduler.set_timesteps(int(num_inference_steps), device=masked.device)
     for i, t in enumerate(pipe.scheduler.timesteps):
-        with stop_inside(unet, should_stop):
+        with stop_inside(unet, cancel):
             out = unet(torch.cat([latents, rgb_latents, masked, mask], 2), t, position_ids=pos).sample
         latents = pipe.scheduler.step(pipe.velocity(out, latents, i), t, latents).prev_sample
         if step_end:
@@ -91,17 +92,17 @@ def _as_latents(pipe, disp: np.ndarray) -> torch.Tensor:
 
 @torch.no_grad()
 def key_latents(pipe, key_rgb: np.ndarray, keys: list[int], max_keys: int, num_inference_steps: int, seed: int,
-                initial_noise: str = "zero", should_stop: Callable[[], bool] | None = None) -> torch.Tensor:
+                initial_noise: str = "zero", cancel: CancelToken | None = None) -> torch.Tensor:
     """Latents (K×C×h×w) of all key frames: denoised jointly with their true indices (RoPE).
 
     More than ``max_keys`` key frames are denoised in groups of ``max_keys`` that share a quarter of their
     keys with the previous group; each group's disparity is fitted (least-squares scale and shift) to the
     shared keys of the groups before it, so one scale runs through the whole video while no network call
-    holds more than ``max_keys`` frames (the reference stops at 32 key frames instead). ``should_stop()`` is
+    holds more than ``max_keys`` frames (the reference stops at 32 key frames instead). ``cancel`` is
     asked inside every UNet call (→ ``Cancelled``).
     """
     def infer(sel: list[int]):
-        return stoppable_call(pipe, should_stop, key_rgb[sel], position_ids=np.asarray(keys)[sel],
+        return stoppable_call(pipe, cancel, key_rgb[sel], position_ids=np.asarray(keys)[sel],
                               num_inference_steps=num_inference_steps, generator=torch.Generator().manual_seed(seed),
                               initial_noise=initial_noise)
 
@@ -132,13 +133,13 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
                               num_interp: int = NUM_INTERP, overlap: int = 6, max_keys: int = 32,
                               num_inference_steps: int = 3, seed: int = 0,
                               on_segment: Callable[[int, int], None] | None = None,
-                              should_stop: Callable[[], bool] | None = None, resume: StreamState | None = None,
+                              cancel: CancelToken | None = None, resume: StreamState | None = None,
                               on_state: Callable[[StreamState], None] | None = None,
                               initial_noise: str = "zero") -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(frame_index, disparity)`` for every frame: joint key frames, then interpolated segments.
 
     Same contract as ``longvideo.stream_depth``: ``open_frames()`` gives a fresh frame iterator (called
-    twice), ``on_segment(done, total)`` reports progress, ``should_stop()`` → ``Cancelled``, ``on_state``
+    twice), ``on_segment(done, total)`` reports progress, a cancelled ``cancel`` → its ``Cancelled``, ``on_state``
     receives a :class:`~backends.videodepth.longvideo.StreamState` after each segment (key-frame LATENTS, the
     overlap's latents), and ``resume`` continues from one with the same frames as an uninterrupted run.
     """
@@ -151,7 +152,7 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
     total = len(segs) + 1
     if resume is None:
         key_rgb = read_key_frames(open_frames, keys, n_frames)
-        key_lat = key_latents(pipe, key_rgb, keys, max_keys, num_inference_steps, seed, initial_noise, should_stop)
+        key_lat = key_latents(pipe, key_rgb, keys, max_keys, num_inference_steps, seed, initial_noise, cancel)
         del key_rgb
         key_of = {k: key_lat[j] for j, k in enumerate(keys)}
         tail: torch.Tensor | None = None  # latents of the previous segment's frames shared with this one
@@ -165,10 +166,10 @@ def stream_depth_interpolated(pipe, open_frames: Callable[[], Iterable[np.ndarra
         emitted, first = resume.emitted, resume.next_window
     if on_segment:
         on_segment(1 + first, total)
-    for g, start, stop, clip in read_spans(open_frames, segs, n_frames, first, should_stop):
+    for g, start, stop, clip in read_spans(open_frames, segs, n_frames, first, cancel):
         lat = interpolate_segment(pipe, clip, key_of[start],
                                   key_of[stop - 1], num_inference_steps, torch.Generator().manual_seed(seed + 1 + g),
-                                  np.arange(start, stop), initial_noise, should_stop)[0]
+                                  np.arange(start, stop), initial_noise, cancel)[0]
         if tail is not None:
             k = len(tail)
             ratio = torch.linspace(0, 1, k + 2, dtype=lat.dtype)[1:-1].view(-1, 1, 1, 1)

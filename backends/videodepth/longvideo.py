@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from backends.common.errors import Cancelled, InputError
+from backends.common.errors import InputError
 from backends.common.interrupt import stoppable_call
+from backends.common.progress import CancelToken
 
 from .metrics import fit_scale_shift
 
@@ -101,13 +102,13 @@ def read_key_frames(open_frames: Callable[[], Iterable[np.ndarray]], keys: list[
 
 
 def read_spans(open_frames: Callable[[], Iterable[np.ndarray]], spans: list[tuple[int, int]], n_frames: int,
-               first: int = 0, should_stop: Callable[[], bool] | None = None
+               first: int = 0, cancel: CancelToken | None = None
                ) -> Iterator[tuple[int, int, int, np.ndarray]]:
     """Yield ``(index, start, stop, frames[start:stop])`` for ``spans[first:]`` (windows or segments), in one pass.
 
     The frames before ``spans[first]`` (done before a resume) are skipped, only the current span's frames are
-    held (spans overlap; none starts before the previous one), and ``should_stop()`` is asked before each span
-    (→ ``Cancelled``). A video shorter than ``n_frames`` raises ``InputError``.
+    held (spans overlap; none starts before the previous one), and ``cancel`` is checked before each span
+    (→ its ``Cancelled``). A video shorter than ``n_frames`` raises ``InputError``.
     """
     source = iter(open_frames())
     buffer: dict[int, np.ndarray] = {}
@@ -116,8 +117,8 @@ def read_spans(open_frames: Callable[[], Iterable[np.ndarray]], spans: list[tupl
         if sum(1 for _ in zip(range(skip), source, strict=False)) != skip:
             raise InputError(f"The video ended after fewer frames than the {n_frames} expected.")
     for index in range(first, len(spans)):
-        if should_stop and should_stop():
-            raise Cancelled("Stopped.")
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         start, stop = spans[index]
         for i in range(max(buffer, default=start - 1) + 1, stop):
             try:
@@ -132,13 +133,13 @@ def read_spans(open_frames: Callable[[], Iterable[np.ndarray]], spans: list[tupl
 def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames: int, window: int = 16,
                  overlap: int = 4, max_keys: int = 32, num_inference_steps: int = 3, seed: int = 0,
                  on_window: Callable[[int, int], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None, resume: StreamState | None = None,
+                 cancel: CancelToken | None = None, resume: StreamState | None = None,
                  on_state: Callable[[StreamState], None] | None = None,
                  initial_noise: str = "zero") -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(frame_index, disparity H×W in [0, 1])`` for every frame, in order.
 
     ``open_frames()`` returns a fresh iterator over the video's frames (called twice: key frames,
-    then windows). ``on_window(done, total)`` reports progress; ``should_stop()`` → ``Cancelled``.
+    then windows). ``on_window(done, total)`` reports progress; a cancelled ``cancel`` → its ``Cancelled``.
     ``on_state`` is called after each window, once its frames were consumed; ``resume`` (such a
     state) skips the key frames and the windows already done and yields frames from ``emitted`` on.
     """
@@ -146,7 +147,7 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     windows = plan.windows
     if len(windows) == 1:
         frames = [f for _, f in zip(range(n_frames), open_frames(), strict=False)]
-        disp = stoppable_call(pipe, should_stop, np.stack(frames), position_ids=np.arange(len(frames)),
+        disp = stoppable_call(pipe, cancel, np.stack(frames), position_ids=np.arange(len(frames)),
                               num_inference_steps=num_inference_steps, generator=_window_seed(seed, 0),
                               initial_noise=initial_noise).disparity
         if on_window:
@@ -158,7 +159,7 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     total = len(windows) + 1
     if resume is None:
         key_frames = read_key_frames(open_frames, keys, n_frames)
-        key_disp = dict(zip(keys, stoppable_call(pipe, should_stop, key_frames, position_ids=np.asarray(keys),
+        key_disp = dict(zip(keys, stoppable_call(pipe, cancel, key_frames, position_ids=np.asarray(keys),
                                                  num_inference_steps=num_inference_steps,
                                                  generator=_window_seed(seed, -1),
                                                  initial_noise=initial_noise).disparity, strict=True))
@@ -172,8 +173,8 @@ def stream_depth(pipe, open_frames: Callable[[], Iterable[np.ndarray]], n_frames
     if on_window:
         on_window(1 + first, total)
 
-    for w, start, stop, clip in read_spans(open_frames, windows, n_frames, first, should_stop):
-        pred = stoppable_call(pipe, should_stop, clip, position_ids=np.arange(start, stop),
+    for w, start, stop, clip in read_spans(open_frames, windows, n_frames, first, cancel):
+        pred = stoppable_call(pipe, cancel, clip, position_ids=np.arange(start, stop),
                               num_inference_steps=num_inference_steps, generator=_window_seed(seed, w),
                               initial_noise=initial_noise).disparity.astype(np.float64)
         refs = [(i, key_disp[i]) for i in range(start, stop) if i in key_disp] or list(tail.items())

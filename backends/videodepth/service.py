@@ -344,10 +344,6 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
 
     latest: list[np.ndarray | None] = [None]
 
-    def should_stop() -> bool:  # the token's own Cancelled (its reason), asked between windows and steps
-        cancel.raise_if_cancelled()
-        return False
-
     def progress(a, b):
         if report:
             report(ProgressEvent(a / (b + 1), f"window {a} of {b}", latest[0]))
@@ -367,12 +363,12 @@ def _run_depth(request: VideoDepthRequest, pipe, report: Callable[[ProgressEvent
         if method == "interpolation":
             depth = stream_depth_interpolated(pipe, resized, n, NUM_INTERP, request.interp_overlap, request.max_keys,
                                               request.num_inference_steps, request.seed, on_segment=progress,
-                                              should_stop=should_stop if cancel else None,
+                                              cancel=cancel,
                                               resume=resume, on_state=save_state, initial_noise=request.initial_noise)
         else:
             depth = stream_depth(pipe, resized, n, request.window, request.overlap, request.max_keys,
                                  request.num_inference_steps, request.seed, on_window=progress,
-                                 should_stop=should_stop if cancel else None,
+                                 cancel=cancel,
                                  resume=resume, on_state=save_state, initial_noise=request.initial_noise)
         for i, disp in depth:
             if cancel:

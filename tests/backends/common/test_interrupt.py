@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from backends.common.errors import Cancelled
-from backends.common.interrupt import blocks_of, stop_inside
+from backends.common.interrupt import blocks_of, stop_between_steps, stop_inside
+from backends.common.progress import CancelToken
 
 
 class Net(torch.nn.Module):
@@ -23,9 +24,10 @@ class Net(torch.nn.Module):
 
 
 def test_a_stop_ends_the_call_before_the_next_block_and_the_hooks_go():
-    net = Net()
+    net, token = Net(), CancelToken()
     assert blocks_of(net) == list(net.blocks)
-    with stop_inside(net, lambda: len(net.ran) >= 2), pytest.raises(Cancelled):
+    net.blocks[1].register_forward_hook(lambda *_: token.cancel())  # Stop pressed while block 1 runs
+    with stop_inside(net, token), pytest.raises(Cancelled, match="stopped by the user"):
         net(torch.zeros(1, 4))
     assert net.ran == [0, 1]
     net.ran.clear()
@@ -35,8 +37,9 @@ def test_a_stop_ends_the_call_before_the_next_block_and_the_hooks_go():
 
 def test_another_threads_call_of_the_same_network_is_not_stopped():
     """One loaded model serves several sessions at once: one session's Stop ends only its own call."""
-    net, done = Net(), []
-    with stop_inside(net, lambda: True):
+    net, done, token = Net(), [], CancelToken()
+    token.cancel()
+    with stop_inside(net, token):
         worker = threading.Thread(target=lambda: done.append(net(torch.zeros(1, 4))))
         worker.start()
         worker.join()
@@ -45,7 +48,17 @@ def test_another_threads_call_of_the_same_network_is_not_stopped():
     assert len(done) == 1
 
 
-def test_nothing_to_ask_means_no_hooks():
+def test_no_token_means_no_hooks_and_no_step_callback():
     net = Net()
     with stop_inside(net, None):
         assert not any(b._forward_pre_hooks for b in net.blocks)
+    assert stop_between_steps(None) is None
+
+
+def test_the_step_callback_stops_between_steps_with_the_tokens_reason():
+    token = CancelToken()
+    check = stop_between_steps(token)
+    assert check(None, 0, 999, {"x": 1}) == {"x": 1}
+    token.cancel("the session ended")
+    with pytest.raises(Cancelled, match="the session ended"):
+        check(None, 1, 998, {"x": 1})

@@ -6,6 +6,7 @@ import torch
 from diffusers import AutoencoderKLTemporalDecoder, FlowMatchEulerDiscreteScheduler
 
 from backends.common.errors import InputError
+from backends.common.progress import CancelToken
 from backends.videodepth.interpolation import key_latents, key_plan, segments, stream_depth_interpolated
 from backends.videodepth.networks import SCHEDULER_CONFIG
 from backends.videodepth.pipeline import VideoDepthPipeline
@@ -88,11 +89,16 @@ def test_interpolated_stream_resumes_with_the_same_frames():
     video = tiny_video(30, size=16)
     kw = dict(num_interp=4, overlap=2, num_inference_steps=1)
     whole = dict(stream_depth_interpolated(pipe, lambda: iter(video), 30, **kw))
-    states = []
+    states, token = [], CancelToken()
     got = {}
-    with pytest.raises(Cancelled):  # Stop once two segments are done
-        for i, d in stream_depth_interpolated(pipe, lambda: iter(video), 30, on_state=states.append,
-                                              should_stop=lambda: len(states) >= 2, **kw):
+
+    def saved(state):  # Stop once two segments are done
+        states.append(state)
+        if len(states) >= 2:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        for i, d in stream_depth_interpolated(pipe, lambda: iter(video), 30, on_state=saved, cancel=token, **kw):
             got[i] = d
     assert states and 0 < states[-1].emitted < 30
     rest = dict(stream_depth_interpolated(pipe, lambda: iter(video), 30, resume=states[-1], **kw))
@@ -109,10 +115,16 @@ def test_stop_acts_inside_a_segments_unet_call():
     from backends.common.errors import Cancelled
 
     pipe = published_like()
-    steps, segments_started = [], []
+    steps, segments_started, token = [], [], CancelToken()
     pipe.unet_interp.register_forward_hook(lambda *_: steps.append(1))
-    pipe.unet_interp.down_blocks[0].resnets[0].register_forward_hook(lambda *_: segments_started.append(1))
-    with pytest.raises(Cancelled):  # pressed once the first segment's second step has begun
+
+    def started(*_):  # Stop pressed once the first segment's second step has begun
+        segments_started.append(1)
+        if len(segments_started) >= 2:
+            token.cancel()
+
+    pipe.unet_interp.down_blocks[0].resnets[0].register_forward_hook(started)
+    with pytest.raises(Cancelled):
         list(stream_depth_interpolated(pipe, lambda: iter(tiny_video(30, size=16)), 30, num_interp=4, overlap=2,
-                                       num_inference_steps=3, should_stop=lambda: len(segments_started) >= 2))
+                                       num_inference_steps=3, cancel=token))
     assert len(steps) == 1  # the second step ended inside the network, the third never ran

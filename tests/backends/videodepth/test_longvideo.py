@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from backends.common.errors import Cancelled, InputError
+from backends.common.progress import CancelToken
 from backends.videodepth.longvideo import WindowPlan, stream_depth
 
 from .conftest import tiny_pipeline, tiny_video
@@ -83,9 +84,11 @@ def test_windows_align_to_key_frames():
 def test_stop_and_short_source():
     pipe = tiny_pipeline()
     video = tiny_video(12)
+    stopped = CancelToken()
+    stopped.cancel()
     with pytest.raises(Cancelled):
         list(stream_depth(pipe, lambda: iter(video), 12, window=6, overlap=2, num_inference_steps=1,
-                          should_stop=lambda: True))
+                          cancel=stopped))
     with pytest.raises(InputError, match="ended"):
         list(stream_depth(pipe, lambda: iter(video[:9]), 12, window=6, overlap=2, num_inference_steps=1))
 
@@ -94,11 +97,11 @@ def test_stop_and_short_source():
 def test_stop_acts_inside_a_unet_call(frames):
     """A window of 32 frames takes seconds per denoising step on a CPU: Stop must not wait for the step."""
     pipe = tiny_pipeline()
-    entered, finished = [], []
-    pipe.unet.down_blocks[0].resnets[0].register_forward_hook(lambda *_: entered.append(1))
+    entered, finished, token = [], [], CancelToken()
+    pipe.unet.down_blocks[0].resnets[0].register_forward_hook(lambda *_: (entered.append(1), token.cancel()))
     pipe.unet.register_forward_hook(lambda *_: finished.append(1))
     with pytest.raises(Cancelled):
         list(stream_depth(pipe, lambda: iter(tiny_video(frames)), frames, window=6, overlap=2, num_inference_steps=3,
-                          should_stop=lambda: len(entered) >= 1))
+                          cancel=token))
     assert len(entered) == 1 and not finished  # the first UNet call ended after its first resnet
     assert not any(m._forward_pre_hooks for m in pipe.unet.modules())  # and the stop hooks are gone

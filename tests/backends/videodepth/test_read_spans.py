@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from backends.common.errors import Cancelled, InputError
+from backends.common.progress import CancelToken
 from backends.videodepth.longvideo import read_spans
 
 
@@ -46,11 +47,12 @@ def test_a_resume_skips_the_frames_of_the_spans_done():
     assert source.read == 10 and next(spans, None) is None
 
 
-def test_should_stop_is_asked_before_each_span():
-    asked = []
-    spans = read_spans(_Counted(10), SPANS, 10, should_stop=lambda: asked.append(1) or len(asked) == 2)
+def test_the_cancel_token_is_checked_before_each_span():
+    token = CancelToken()
+    spans = read_spans(_Counted(10), SPANS, 10, cancel=token)
     assert next(spans)[0] == 0
-    with pytest.raises(Cancelled, match="Stopped"):
+    token.cancel()
+    with pytest.raises(Cancelled, match="stopped by the user"):
         next(spans)
 
 
