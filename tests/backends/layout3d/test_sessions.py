@@ -73,7 +73,7 @@ def test_an_older_stages_json_is_read_as_a_request_or_rejected_clearly(scenes):
     assert [len(lay.boxes) for lay in request.layouts()] == [0, 1] and request.target().boxes[0] == A
     with pytest.raises(InputError, match="not a 3D Layout run card"):
         request_from_stages_json({"stages": []})
-    with pytest.raises(InputError, match="Unknown model"):
+    with pytest.raises(InputError, match="Model must be one of .*got .sdxl"):
         request_from_stages_json({**scene_card(s), "model": "sdxl"})
 
 
