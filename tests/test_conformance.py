@@ -52,8 +52,16 @@ def test_the_cli_subcommand_is_built_from_the_module(name):
     parser = argparse.ArgumentParser()
     module.add_arguments(parser)
     assert callable(module.run)
-    # at least one option comes from a request (add_request_arguments marks the options it made)
-    assert any(getattr(a, "request_field", None) is not None for a in parser._actions), \
+    # at least one option comes from a request (add_request_arguments marks the options it made), in the
+    # subcommand or in one of its own subcommands (``avatar reconstruct``)
+    def options(p: argparse.ArgumentParser):
+        for a in p._actions:
+            yield a
+            if isinstance(a, argparse._SubParsersAction):
+                for sub in a.choices.values():
+                    yield from options(sub)
+
+    assert any(getattr(a, "request_field", None) is not None for a in options(parser)), \
         f"backends/{name}/cli.py makes no option from a request (backends.common.params.add_request_arguments)"
 
 
