@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from backends.common.errors import InputError
-from backends.common.progress import check_cancelled
+from backends.common.progress import CancelToken, raise_if_cancelled
 from backends.synth import Camera
 
 from .body import Phenotype, RestBody, bone_labels, dense_weights, faces, posed_full_mesh, rest_body
@@ -148,28 +148,31 @@ def _albedo(outfit: Outfit, material: np.ndarray, canonical: np.ndarray) -> np.n
     return out
 
 
-def render_view(subject: Subject, pose: Pose, camera: Camera, rest: RestBody | None = None) -> View:
+def render_view(subject: Subject, pose: Pose, camera: Camera, rest: RestBody | None = None,
+                cancel: CancelToken | None = None) -> View:
     """Ray-cast anny's posed, textured mesh from ``camera``."""
-    return render_views(subject, pose, [camera], rest)[0]
+    return render_views(subject, pose, [camera], rest, cancel)[0]
 
 
-def render_views(subject: Subject, pose: Pose, cameras: list[Camera], rest: RestBody | None = None) -> list[View]:
-    """Ray-cast anny's posed, textured mesh from each camera (the mesh is posed and loaded once)."""
+def render_views(subject: Subject, pose: Pose, cameras: list[Camera], rest: RestBody | None = None,
+                 cancel: CancelToken | None = None) -> list[View]:
+    """Ray-cast anny's posed, textured mesh from each camera (the mesh is posed and loaded once); ``cancel``
+    (a Stop) ends it between its steps."""
     import open3d as o3d
     import open3d.core as o3c
 
-    check_cancelled()
+    raise_if_cancelled(cancel)
     rest = rest or rest_body(subject.phenotype)
     tri = faces()
     verts = posed_full_mesh(rest, pose_transforms(rest, pose))
-    check_cancelled()  # a Stop (the current cancel scope's) ends the ray-casting between its steps
+    raise_if_cancelled(cancel)
     scene = o3d.t.geometry.RaycastingScene()
     scene.add_triangles(o3c.Tensor(verts), o3c.Tensor(tri.astype(np.uint32)))
     materials = vertex_materials(rest, subject.outfit)
     canonical_vertices = rest.vertices.numpy()
     views = []
     for camera in cameras:
-        check_cancelled()
+        raise_if_cancelled(cancel)
         rays = camera.rays()
         hit = scene.cast_rays(o3c.Tensor(rays))
         t = hit["t_hit"].numpy()
@@ -216,15 +219,16 @@ class SubjectSample:
     ms_per_view: float
 
 
-def sample_subject(seed: int, n_views: int = 4, size: int = 128, pose: Pose | None = None) -> SubjectSample:
+def sample_subject(seed: int, n_views: int = 4, size: int = 128, pose: Pose | None = None,
+                   cancel: CancelToken | None = None) -> SubjectSample:
     """A random subject in a random (or the given) pose seen from a jittered ring of ``n_views`` cameras."""
     rng = np.random.default_rng(seed)
     subject = Subject.random(rng)
     pose = pose or Pose.random(rng, spread=0.7)
     rest = rest_body(subject.phenotype)
-    check_cancelled()
+    raise_if_cancelled(cancel)
     cams = camera_ring(n_views, size, start_deg=float(rng.uniform(0, 360)), jitter_deg=5.0, rng=rng)
     start = time.perf_counter()
     with torch.no_grad():
-        views = render_views(subject, pose, cams, rest)
+        views = render_views(subject, pose, cams, rest, cancel)
     return SubjectSample(subject, views, 1000 * (time.perf_counter() - start) / len(cams))

@@ -399,10 +399,10 @@ class LifeGomPublished(nn.Module):
         return GoMAvatar(xyz, self.lbs_weights, self.subdivision, params)
 
     @torch.no_grad()
-    def forward(self, views, n_iters: int | None = None, progress=None, background=(0.0, 0.0, 0.0)):
+    def forward(self, views, n_iters: int | None = None, progress=None, background=(0.0, 0.0, 0.0), cancel=None):
         """Views (B = 1; suite frame, OpenCV cameras) → avatars[iteration][0], as the embedded model's.
-        ``progress(i)`` is called as feedback iteration i (1, 2, …) starts."""
-        from backends.common.progress import check_cancelled
+        ``progress(i)`` is called as feedback iteration i (1, 2, …) starts; ``cancel`` (a Stop) ends it before one."""
+        from backends.common.progress import raise_if_cancelled
 
         b, n, h, w, _ = views.images.shape
         if b != 1:
@@ -420,7 +420,7 @@ class LifeGomPublished(nn.Module):
         bg = torch.tensor(background, dtype=torch.float32)
         history = []
         for it in range(n_iters or self.config.n_iters):
-            check_cancelled()
+            raise_if_cancelled(cancel)
             if progress is not None:
                 progress(it + 1)
             rendered, rmasks = self._render(self.avatar(xyz, params), views, w, h, bg)

@@ -41,7 +41,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from backends.common.progress import check_cancelled
+from backends.common.progress import CancelToken, raise_if_cancelled
 
 from .body import CoarseTemplate, Phenotype, coarse_template, load_template, rest_body, save_template, skin
 from .gom import FaceParams, GoMAvatar, Subdivision, subdivide
@@ -185,8 +185,9 @@ class Reconstructor(nn.Module):
     def avatar(self, xyz: torch.Tensor, params: FaceParams) -> GoMAvatar:
         return GoMAvatar(xyz, self.lbs_weights, self.subdivision, params)
 
-    def forward(self, views: Views, n_iters: int | None = None, visibility=vertex_visibility) -> list[list[GoMAvatar]]:
-        """→ avatars[iteration][subject]."""
+    def forward(self, views: Views, n_iters: int | None = None, visibility=vertex_visibility,
+                cancel: CancelToken | None = None) -> list[list[GoMAvatar]]:
+        """→ avatars[iteration][subject]; ``cancel`` (a Stop) ends it between the parts of an iteration."""
         c = self.config
         b, n, h, w, _ = views.images.shape
         if not 1 <= n <= MAX_VIEWS:
@@ -200,20 +201,20 @@ class Reconstructor(nn.Module):
         history = []
         for _ in range(n_iters or c.n_iters):
             with torch.no_grad():
-                rendered = self._render_into_views([self.avatar(xyz[i], params[i]) for i in range(b)], views)
-                check_cancelled()  # a Stop of the work this runs for: between the parts of an iteration
+                rendered = self._render_into_views([self.avatar(xyz[i], params[i]) for i in range(b)], views, cancel)
+                raise_if_cancelled(cancel)
                 render_maps = self.encoder(*rendered)
-            check_cancelled()
+            raise_if_cancelled(cancel)
             xyz, embed, params = self._update(xyz, embed, views, input_maps, render_maps, visibility)
             history.append([self.avatar(xyz[i], params[i]) for i in range(b)])
         return history
 
-    def _render_into_views(self, avatars: list[GoMAvatar], views: Views):
+    def _render_into_views(self, avatars: list[GoMAvatar], views: Views, cancel: CancelToken | None = None):
         b, n, h, w, _ = views.images.shape
         rgbs, alphas = [], []
         for i, avatar in enumerate(avatars):
             for j in range(n):
-                check_cancelled()
+                raise_if_cancelled(cancel)
                 out = render(avatar.gaussians(views.transforms[i, j]), views.viewmats[i, j], views.Ks[i, j], w, h,
                              backend="torch")
                 rgbs.append(out.rgb.clamp(0, 1))

@@ -220,15 +220,13 @@ def make_example(request: ExampleRequest, cancel: CancelToken | None = None) -> 
     """Ray-cast ``request.n_views`` views of synthetic subject ``request.subject`` (``cancel`` stops it between
     views) and the cameras JSON of an upload of them."""
     from backends.common.params import check_request
-    from backends.common.progress import cancel_scope
 
     from .data import sample_subject
     from .service import SUBJECT_SEED0
     from .uploads import example_spec
 
     check_request(request)
-    with cancel_scope(cancel):
-        sample = sample_subject(SUBJECT_SEED0 + request.subject, request.n_views, request.size)
+    sample = sample_subject(SUBJECT_SEED0 + request.subject, request.n_views, request.size, cancel=cancel)
     names = [f"view{i}" for i in range(request.n_views)]
     spec = example_spec([v.camera.extrinsics for v in sample.views], [v.camera.intrinsics for v in sample.views],
                         sample.views[0].pose, sample.subject.phenotype, names)

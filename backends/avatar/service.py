@@ -24,7 +24,7 @@ import torch
 from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
 from backends.common.params import check_request
-from backends.common.progress import CancelToken, ProgressEvent, cancel_scope, relay, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, relay, stream_reports
 
 from .body import Phenotype, forward_kinematics
 from .gom import GoMAvatar
@@ -245,8 +245,7 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None,
 
         yield ProgressEvent(0.1, f"ray-casting {req.n_views} views of synthetic subject {req.subject}")
         seed = SUBJECT_SEED0 + req.subject
-        with cancel_scope(cancel):  # Stop ends the ray-casting between views
-            sample = sample_subject(seed, req.n_views, size)
+        sample = sample_subject(seed, req.n_views, size, cancel=cancel)  # Stop ends the ray-casting between views
         phenotype, pose = sample.subject.phenotype, sample.views[0].pose
         images = np.stack([v.rgb for v in sample.views]).astype(np.float32)
         masks = np.stack([v.mask for v in sample.views]).astype(np.float32)
@@ -300,7 +299,7 @@ def reconstruct(req: ReconstructRequest, cancel: CancelToken | None = None,
         start = time.perf_counter()
         with torch.no_grad():
             hook = {"progress": progress} if published else {"visibility": visibility}
-            out = model(views, n_iters=req.iterations, **hook)[-1][0]
+            out = model(views, n_iters=req.iterations, cancel=report.cancel, **hook)[-1][0]
         return out, time.perf_counter() - start
 
     avatar, seconds = yield from relay(stream_reports(work, cancel))
@@ -376,8 +375,7 @@ def render_novel(result: AvatarResult, req: RenderRequest, cancel: CancelToken |
         cancel.raise_if_cancelled()
         rng = np.random.default_rng(result.subject_seed)
         subject = Subject.random(rng)  # the same draw as data.sample_subject's
-        with cancel_scope(cancel):
-            view = render_view(subject, req.pose, camera, rest_body(subject.phenotype))
+        view = render_view(subject, req.pose, camera, rest_body(subject.phenotype), cancel)
         bg = np.asarray(req.background, np.float32)
         truth_f = view.rgb * view.mask[..., None] + bg * (1 - view.mask[..., None])
         truth = np.round(truth_f * 255).astype(np.uint8)

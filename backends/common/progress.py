@@ -6,9 +6,14 @@ CLI's Ctrl-C, or a test — really stops it. The app maps events to ``gr.Progres
 CLI prints them; tests just iterate. Work that reports through a callback instead (a diffusers
 pipeline's ``callback_on_step_end``) becomes such a generator with :func:`stream_reports`.
 
-Code deep below a worker (an LLM's token loop, a search's simulations, a sandbox call) checks the
-token of the work it runs for with :func:`check_cancelled`, without a token passed down every call:
-:func:`stream_reports` and :func:`cancel_scope` make it the current one (a context variable).
+One idiom: the token. Whatever can stop — a loop between its steps, a network call between its blocks
+(``backends.common.interrupt``), a download between its chunks, a ray-cast between its views — is handed the
+run's token (``cancel``, or ``report.cancel`` inside :func:`stream_reports`) and checks it
+(``cancel.raise_if_cancelled()``, or :func:`raise_if_cancelled` where the token may be None).
+
+Being retired: :func:`check_cancelled` / :func:`current_token` / :func:`cancel_scope` find the token through a
+context variable instead of being handed it. Only ``backends/games`` still uses them (its search agents, LLM
+clients and strategy sandbox, several calls below the run); new code takes the token explicitly.
 """
 
 from __future__ import annotations
@@ -61,6 +66,14 @@ class CancelToken:
         return self.cancelled
 
 
+def raise_if_cancelled(cancel: CancelToken | None) -> None:
+    """``cancel.raise_if_cancelled()``, for code that may run with no token (None: nothing can stop it)."""
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+
+
+# --- being retired (see the module's doc): only backends/games still finds its token this way ---------------
+
 _CURRENT: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("cancel_token", default=None)
 
 
@@ -70,8 +83,7 @@ def current_token() -> CancelToken | None:
 
 
 def check_cancelled() -> None:
-    """Raise :class:`Cancelled` if the current work was stopped: the check for inner loops (tokens of an
-    LLM, simulations of a search, calls into a sandbox) that know no token of their own. Costs a lookup."""
+    """Raise :class:`Cancelled` if the current work was stopped (being retired: take the token instead)."""
     token = _CURRENT.get()
     if token is not None:
         token.raise_if_cancelled()
@@ -159,7 +171,8 @@ def stream_reports(work: Callable[[Reporter], T], cancel: CancelToken | None = N
     ``report`` (a :class:`Reporter`) raises :class:`Cancelled` once ``cancel`` is set — or once the consumer
     stops iterating (closed, e.g. by a client that went away) — so the work stops at its next report, i.e.
     within a step; it waits while the consumer is two events behind. ``report.cancel`` is the token the work
-    checks between its reports (a child of ``cancel`` that the consumer going away cancels too).
+    checks between its reports (a child of ``cancel`` that the consumer going away cancels too; it is also the
+    current one for the games package's :func:`check_cancelled`, being retired).
     The consumer, once told to stop, waits for the worker to end: no work outlives its job.
     Exceptions of the work are re-raised in the consumer.
     """
