@@ -99,8 +99,8 @@ def _generate_section(ui) -> None:
                                   allow_custom_value=True, elem_id="te-template", **_described(Sampling, "template"))
         ui.text = gr.Textbox("cat", elem_id="te-text", **_described(GenerateRequest, "text"))
         ui.seed = control(Sampling, "seed", widget="number", elem_id="te-seed")
-        ui.steps = control(Sampling, "num_inference_steps", widget="number", elem_id="te-steps",
-                           placeholder=_preset(PRESETS[DEFAULT_MODEL].num_inference_steps))
+        ui.steps = _preset_control(Sampling, "num_inference_steps", PRESETS[DEFAULT_MODEL].num_inference_steps,
+                                   gr.Slider, elem_id="te-steps")
     ui.model_md = gr.Markdown(elem_id="te-model-info")
     download_beside(ui.model, "te")
     with gr.Row():
@@ -122,9 +122,16 @@ def _described(request_type: type, name: str) -> dict:
     return {"label": spec.label, "info": spec.param.help}
 
 
-def _preset(value) -> str:
-    """What an empty box of a field whose default is the model's preset says it means."""
-    return f"{value} (the model's preset)"
+def _preset_control(request_type: type, name: str, preset: int, kind: type, **layout):
+    """The control of a field whose default (None) is the model's preset: it shows the chosen model's preset
+    (``on_model`` sets it when the model changes), within the request's range. Built here, not by ``control``,
+    because the page cannot show "empty": Gradio's number box turns it into 0."""
+    spec = field_spec(request_type, name)
+    if kind is gr.Slider:
+        return gr.Slider(spec.param.minimum, spec.param.maximum, value=preset, step=spec.param.step or 1,
+                         **_described(request_type, name), **layout)
+    return gr.Number(preset, minimum=spec.param.minimum, maximum=spec.param.maximum, precision=0,
+                     **_described(request_type, name), **layout)
 
 
 def _layer_set_row(ui) -> None:
@@ -135,8 +142,9 @@ def _layer_set_row(ui) -> None:
                                 label="Edit, Protect and Fine-tune go through", elem_id="te-layer-set", scale=2,
                                 info="Which text layers the actions patch: the preset, the last Localize scan's "
                                      "(offered once it ran), or the names typed beside.")
-        ui.layers_box = gr.Textbox(label="Layers used (names or indices, comma-separated)", elem_id="te-layers",
-                                   scale=3, info="The layers the actions patch now; typing here chooses “typed”.")
+        ui.layers_box = gr.Textbox(", ".join(PRESETS[DEFAULT_MODEL].edit_layers), elem_id="te-layers", scale=3,
+                                   label="Layers used (names or indices, comma-separated)",
+                                   info="The layers the actions patch now; typing here chooses “typed”.")
     ui.sets_state = gr.State({})  # this session's layer sets: source → {"layers": [...], "label": "..."}
 
 
@@ -146,8 +154,7 @@ def _localize_section(ui) -> None:
         ui.loc_pairs = control(LocalizeRequest, "extra_pairs", elem_id="te-loc-pairs")
         ui.loc_start = control(LocalizeRequest, "start_step", elem_id="te-loc-start")
         ui.loc_heads = control(LocalizeRequest, "per_head", elem_id="te-loc-heads")
-        ui.loc_topk = control(LocalizeRequest, "top_k", widget="number", elem_id="te-loc-topk",
-                              placeholder="empty: choose by the rule")
+        ui.loc_topk = control(LocalizeRequest, "top_k", widget="number", elem_id="te-loc-topk")
     ui.loc_btn = gr.Button("Localize", variant="primary", elem_id="te-localize")
     ui.loc_md = gr.Markdown(elem_id="te-loc-summary")
     ui.loc_layers = gr.Textbox(label="Layers this scan chose", interactive=False, elem_id="te-loc-layers",
@@ -170,8 +177,8 @@ def _localize_section(ui) -> None:
 def _edit_section(ui) -> None:
     with gr.Row():
         ui.edit_new = gr.Textbox("dog", elem_id="te-edit-new", **_described(EditRequest, "new_text"))
-        ui.edit_start = control(EditRequest, "start_step", widget="number", elem_id="te-edit-start",
-                                placeholder=_preset(PRESETS[DEFAULT_MODEL].edit_start_step))
+        ui.edit_start = _preset_control(EditRequest, "start_step", PRESETS[DEFAULT_MODEL].edit_start_step, gr.Number,
+                                        elem_id="te-edit-start")
     ui.region = gr.ImageEditor(label="Optional: paint over the text's region (the rest stays the original)",
                                type="numpy", image_mode="RGBA", format="png", transforms=(), sources=(),
                                layers=gr.LayerOptions(allow_additional_layers=False),
@@ -339,20 +346,30 @@ def _preview(image):
 @user_errors
 @documented(Sampling)
 def on_model(model):
-    """The model line (device, text layers, size, localized layers), its preset layers, and its preset steps and
-    edit start step (what an empty Steps or Patch-from-step box means)."""
+    """The model line (device, text layers, size, localized layers), and the model's presets: its localized
+    layers, its sampling steps and the step its edits start from."""
     from backends.textedit.service import model_info
 
     info, layers, steps, start = model_info(model)
-    # the presets show as the boxes' placeholders: a value written here could land after the person typed one
-    return info, ", ".join(layers), gr.update(placeholder=_preset(steps)), gr.update(placeholder=_preset(start))
+    return info, ", ".join(layers), steps, start
+
+
+@user_errors
+def model_line(model) -> str:
+    """The model line alone: what the page's load shows (the controls start with the first model's presets)."""
+    from backends.textedit.service import model_info
+
+    return model_info(model)[0]
 
 
 def _wire_model(demo, ui) -> None:
     # Progress and errors show on each action's status line; a failed action changes nothing else
-    outputs = [ui.model_md, ui.layers_box, ui.steps, ui.edit_start]
-    listen(demo.load, on_model, status=ui.model_md, inputs=ui.model, outputs=outputs, api_name="textedit_model_info")
-    listen(ui.model.change, on_model, status=ui.model_md, inputs=ui.model, outputs=outputs, api_name=False)
+    # The page's load writes only the model line: the layers, steps and start step start as the first model's
+    # presets, and a value sent now to a control not yet drawn would be written into it once it is, over what
+    # the person may have typed by then
+    listen(demo.load, model_line, status=ui.model_md, inputs=ui.model, outputs=ui.model_md, api_name=False)
+    listen(ui.model.change, on_model, status=ui.model_md, inputs=ui.model,
+           outputs=[ui.model_md, ui.layers_box, ui.steps, ui.edit_start], api_name="textedit_model_info")
     # Layer sets: Localize offers its set, the person chooses; the actions read the layers box.
     gr.on([demo.load, ui.model.change], on_layer_sets, inputs=ui.model, outputs=[ui.layer_set, ui.sets_state],
           api_visibility="private", show_progress="hidden")

@@ -213,9 +213,9 @@ class LocalizeRequest(Sampling):
                                  "more of the original.")
     per_head: bool = param(True, label="Per head too", cli=("--heads",),
                            help="Also patch every attention head alone (the heat map); slower.")
-    top_k: int | None = param(None, minimum=1, label="Top-k",  # None: the rule of ``localize.choose``
-                              help="Keep the k best layers; empty: those within 75% of the best that read B "
-                                   "more than A.")
+    top_k: int | None = param(0, minimum=0, label="Top-k (0: choose by the rule)",  # None too (older cards)
+                              help="Keep the k best layers; 0: those within 75% of the best that read B more "
+                                   "than A.")
 
     def validate(self) -> None:
         super().validate()

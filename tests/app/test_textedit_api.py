@@ -39,13 +39,15 @@ def test_model_info_names_model_device_and_layers(client):
 
 
 def test_a_named_call_sets_only_what_it_names(client):
-    """``predict(api_name=..., **named)``: parameters named as the request's fields; the rest keep their defaults
-    (steps and the start step empty: the model's presets)."""
+    """``predict(api_name=..., **named)``: parameters named as the request's fields; the rest keep the tab's
+    defaults (steps, start step and layers: the embedded model's presets, as the tab shows them)."""
     gallery, md, files = client.predict(text="cat", new_text="sun", seed=1, api_name="/textedit_edit")
     request = json.loads(Path(_by_name(files)["run.json"]).read_text())["request"]
     assert (request["text"], request["new_text"], request["seed"]) == ("cat", "sun", 1)
-    assert request["model"] == MODEL and request["template"] == TEMPLATE and request["num_inference_steps"] is None
-    assert request["start_step"] == PRESETS[MODEL].edit_start_step and request["region"] is None
+    assert request["model"] == MODEL and request["template"] == TEMPLATE and request["region"] is None
+    preset = PRESETS[MODEL]
+    assert request["num_inference_steps"] == preset.num_inference_steps
+    assert request["start_step"] == preset.edit_start_step and request["layers"] == list(preset.edit_layers)
     assert len(gallery) == 4 and "The model's preset layers" in md
 
 

@@ -132,21 +132,21 @@ def test_localize_offers_its_layers_and_edit_keeps_the_preset_until_chosen(page)
         expect(page.locator("#te-edit-ocr")).to_contain_text("The chosen layers")
 
 
-def _type_into_slider(page, elem_id: str, value: str, tries: int = 3) -> None:
-    """Type ``value`` into a slider's number box and wait for the slider to take it. Typed while the tab that was
-    just opened still mounts, the value can be reset to the default (seen once in a full-suite run: the range stayed
-    at 40), so a person would type it again, and so does this; the last try must stick."""
-    box = page.locator(f"#{elem_id} input[type=number]")
-    slider = page.locator(f"#{elem_id} input[type=range]")
-    for attempt in range(tries):
-        box.fill(value)
-        box.press("Enter")
-        try:
-            expect(slider).to_have_value(value, timeout=5_000)
-            return
-        except AssertionError:
-            if attempt == tries - 1:
-                raise
+# Types into a number box the moment the page draws it (a MutationObserver in the page): the earliest a person
+# could. Gradio draws a tab's contents when it is first opened and, a frame later, wrote their initial values into
+# them again, so a value typed that early went back to the default (the range stayed at 40); the tab keeps it now.
+TYPE_ON_SIGHT = """([id, value]) => {
+    const put = () => {
+        const box = document.querySelector(`#${id} input[type=number]`);
+        if (!box) return false;
+        box.value = value;
+        box.dispatchEvent(new Event("input", {bubbles: true}));
+        return true;
+    };
+    if (put()) throw new Error(`#${id} is drawn already: open its tab after this`);
+    const seen = new MutationObserver(() => { if (put()) seen.disconnect(); });
+    seen.observe(document.body, {childList: true, subtree: true});
+}"""
 
 
 def test_batch_and_held_out_sliders_can_be_set_and_reach_the_run(page):
@@ -154,19 +154,23 @@ def test_batch_and_held_out_sliders_can_be_set_and_reach_the_run(page):
     steps = page.locator("#te-steps input[type=number]")
     steps.fill("4")
     steps.press("Enter")
+    page.evaluate(TYPE_ON_SIGHT, ["te-ft-steps", "1"])  # typed as soon as the Fine-tune tab draws it
     page.get_by_role("tab", name="Fine-tune").click()
-    for elem_id, value in (("te-ft-steps", "1"), ("te-ft-batch", "3")):
-        _type_into_slider(page, elem_id, value)
+    batch = page.locator("#te-ft-batch input[type=number]")
+    batch.fill("3")  # typed once, right after the tab opened
+    batch.press("Enter")
+    expect(page.locator("#te-ft-batch input[type=range]")).to_have_value("3")
     held_out = page.locator("#te-ft-words input[type=range]")
     held_out.focus()
     for _ in range(10):  # by keyboard on the slider itself: 12 → 2
         held_out.press("ArrowLeft")
     expect(page.locator("#te-ft-words input[type=number]")).to_have_value("2")
+    expect(page.locator("#te-ft-steps input[type=range]")).to_have_value("1")  # still what was typed at once
     page.locator("#te-finetune").click()
     expect(page.locator("#te-ft-md")).to_contain_text("trainable parameters", timeout=180_000)
     card = json.loads(download(page, "te-ft-files", "run.json"))
     assert card["request"]["batch_size"] == 3 and card["request"]["eval_words"] == 2, card["request"]
-    assert card["request"]["train_steps"] == 1
+    assert card["request"]["train_steps"] == 1 and card["request"]["num_inference_steps"] == 4
 
 
 def test_a_word_too_long_keeps_the_image_and_says_why(page):
