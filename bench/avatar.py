@@ -31,7 +31,8 @@ run, its model loaded by the action): the served path's reconstructions and the 
 (``avatar_reconstruct``), the photo fit (``avatar_fit_photos``, then ``avatar_reconstruct`` from the fitted
 views and from the true ones). Model-level, not a user action: the 64² comparison calls the reconstructors
 and the ablation checkpoints directly (iterations, per-subject optimisation), the FPS times the renderers,
-and the novel views are ``service.render_novel`` / ``render_frame`` (the tab's view controls, no action).
+and the novel views are ``service.render_novel`` (the work of the ``avatar_render`` action, called on the avatar
+in memory instead of its saved file) / ``render_frame``.
 
     python -m bench.avatar [--quick] [--render-only]
 """

@@ -178,8 +178,7 @@ def _source_column(ui: dict) -> None:
     ui["iterations"] = control(ReconstructRequest, "iterations", elem_id="av-iters")
     model = field_spec(ReconstructRequest, "model")  # the choices are the registry's models present now
     ui["model"] = gr.Dropdown(model_choices(), value=default_model(), label=model.label, elem_id="av-model",
-                              info="The authors' published checkpoint is offered when it and your SMPL-X file "
-                                   "are in the models folder (it takes 1024² inputs: minutes on a CPU).")
+                              info=model.param.help)
     with gr.Row():
         ui["recon_btn"] = gr.Button("Reconstruct", variant="primary", elem_id="av-reconstruct")
         ui["stop_btn"] = gr.Button("Stop", variant="stop", elem_id="av-stop")

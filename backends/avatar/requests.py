@@ -54,9 +54,9 @@ class ReconstructRequest:
     iterations: int = param(3, minimum=1, maximum=5, label="Feedback iterations (paper: 3)",
                             help="Rounds of iterative feedback refining the avatar: more is sharper and slower.")
     model: str = param(EMBEDDED_MODEL, label="Reconstructor",
-                       help=f"{EMBEDDED_MODEL!r} (the embedded model, 1–5 views), {PUBLISHED_MODEL!r} (the authors' "
-                            "published checkpoint with your SMPL-X in the models folder; exactly 3 views, 1024² "
-                            "inputs: minutes on a CPU) or a checkpoint folder.")
+                       help=f"{EMBEDDED_MODEL!r} (trained here; 1–5 views) or {PUBLISHED_MODEL!r} (the authors' "
+                            "published checkpoint, offered when it and your SMPL-X file are in the models folder; "
+                            "exactly 3 views at 1024²: minutes on a CPU); the CLI also takes a checkpoint folder.")
     levels: int = param(RENDER_LEVELS, minimum=0, maximum=3, label="Subdivision levels",
                         help="Subdivisions of the rendering mesh (one Gaussian per face; the paper: 2).")
     size: int | None = param(None, minimum=32, maximum=MAX_RENDER_SIZE, label="Input size", cli=("--input-size",),
