@@ -260,7 +260,10 @@ def _reconstruct_request(source, subject, n_views, iterations, images=None, mask
         cameras: 'upload': the cameras and pose JSON file (see the README; /avatar_example writes one).
         keep: 'photos': the names of the fitted photos to reconstruct from (the body is fitted again without the others); none (null): all of them.
     """
-    common = {"iterations": iterations, "model": model or EMBEDDED, "pose": pose}
+    model = model or EMBEDDED
+    if model not in (EMBEDDED, PUBLISHED):  # a checkpoint folder is the CLI's: no server path from a page or the API
+        raise InputError(f"Unknown reconstructor {model!r}: {EMBEDDED!r} or {PUBLISHED!r}.")
+    common = {"iterations": iterations, "model": model, "pose": pose}
     if source == "upload":
         from backends.avatar.uploads import read_views
 

@@ -159,3 +159,5 @@ def test_reconstruct_takes_named_parameters_and_the_rest_keep_their_defaults(cli
     assert pose["arm_raise_r"] == 150 and pose["arm_raise_l"] == 45  # the named slider; the others the A-pose's
     with pytest.raises(Exception, match="greater than maximum value 5"):  # the request's range, on the slider
         client.predict(api_name="/avatar_reconstruct", n_views=9)
+    with pytest.raises(Exception, match="not in the list of choices"):  # no server path through the API
+        client.predict(api_name="/avatar_reconstruct", model="/tmp")
