@@ -167,3 +167,18 @@ def test_a_photo_fit_replays_to_the_same_fit(tmp_path):
         a = np.asarray(open_image(downloads / f"photo{i}_fit.png")).astype(int)
         b = np.asarray(open_image(tmp_path / "again" / f"photo{i}_fit.png")).astype(int)
         assert a.shape == b.shape and np.abs(a - b).max() <= 1, i
+
+
+def test_a_stop_ends_a_render_an_export_and_an_example(reconstruction):
+    """The work of each light action stops at its next step once its token is cancelled (the tab's Stop)."""
+    from backends.common.errors import Cancelled
+    from backends.common.progress import CancelToken, run_to_result
+
+    _, made = reconstruction
+    for action, request in ((RENDER, RenderRequest(size=64, avatar=made["avatar"])),
+                            (EXPORT, ExportRequest(avatar=made["avatar"])),
+                            (EXAMPLE, ExampleRequest(n_views=2, size=48))):
+        token = CancelToken()
+        token.cancel()
+        with pytest.raises(Cancelled):
+            run_to_result(action.run(request, token))
