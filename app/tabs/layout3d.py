@@ -234,9 +234,12 @@ def on_load(layout_file):
 
 
 # --- the scene action: requests in, the result shown --------------------------------------------
-def generate_request(layout, model, seed, num_inference_steps, guidance_scale, method, blend_fraction,
-                     dsa_start_fraction, dsa_masking, show_masks, scene_key):
+def generate_request(layout, model, seed, num_inference_steps, guidance_scale=None, method=None, blend_fraction=None,
+                     dsa_start_fraction=None, dsa_masking=None, show_masks=None, scene_key=None):
     """Generate: a new scene (kept under this session's key; a stopped Generate leaves the old one).
+
+    ``guidance_scale=None`` makes it optional on the API (empty: the model's own); the parameters after it need a
+    default too, but the API's defaults for them are their controls' values (the request's defaults).
 
     Args:
         show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
