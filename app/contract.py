@@ -55,9 +55,9 @@ def check_actions(demo: gr.Blocks, parser: argparse.ArgumentParser) -> list[Acti
 
     from .components.params import disagreement
 
-    checks = []
     events = _bound_events(demo)
-    options = _cli_options(parser)
+    cli = _cli_checks(parser)
+    checks = []
     for action in actions():
         declared = fields_of(action.request_type)
         check = ActionCheck(action.name, declared=len(declared))
@@ -67,10 +67,9 @@ def check_actions(demo: gr.Blocks, parser: argparse.ArgumentParser) -> list[Acti
                 if name in declared:
                     check.checked_tab.append(name)
                     check.problems += [f"tab {name}: {p}" for p in disagreement(declared[name], component)]
-        for name, option in options.get(action.capability, {}).items():
-            if name in declared:
-                check.checked_cli.append(name)
-                check.problems += [f"cli --{name}: {p}" for p in _cli_disagreement(declared[name], option)]
+        for name, problems in cli.get(action.request_type, {}).items():
+            check.checked_cli.append(name)
+            check.problems += [f"cli --{name}: {p}" for p in problems]
         checks.append(check)
     return checks
 
@@ -85,23 +84,41 @@ def _bound_events(demo: gr.Blocks) -> dict[str, list]:
     return found
 
 
-def _cli_options(parser: argparse.ArgumentParser) -> dict[str, dict[str, argparse.Action]]:
-    """Capability → its subcommand's options by ``dest``."""
-    from backends import CAPABILITIES
+def _cli_checks(parser: argparse.ArgumentParser) -> dict[type, dict[str, list[str]]]:
+    """Request type → field → where its CLI option disagrees with it (empty: it agrees), over every (sub)command.
 
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {name: {a.dest: a for a in sub.choices[name]._actions if a.option_strings}
-            for name in CAPABILITIES if name in sub.choices}
+    In each command, an option made from a request (``add_request_arguments``) is checked against its field, and
+    so is a hand-made option of that command whose ``dest`` is a field of a request the command's other options
+    come from (a limit written by hand beside the derived ones)."""
+    found: dict[type, dict[str, list[str]]] = {}
+
+    def visit(p: argparse.ArgumentParser) -> None:
+        options = [a for a in p._actions if a.option_strings]
+        made = {a.request_type for a in options if getattr(a, "request_type", None) is not None}
+        for option in options:
+            types = [option.request_type] if getattr(option, "request_type", None) is not None else made
+            for request_type in types:
+                spec = fields_of(request_type).get(option.dest)
+                if spec is not None and spec.kind is not object:
+                    found.setdefault(request_type, {}).setdefault(option.dest, []).extend(
+                        _cli_disagreement(spec, option))
+        for sub in (a for a in p._actions if isinstance(a, argparse._SubParsersAction)):
+            for child in sub.choices.values():
+                visit(child)
+
+    visit(parser)
+    return found
 
 
 def _cli_disagreement(spec, option: argparse.Action) -> list[str]:
     found = []
-    if spec.default is not MISSING and option.default != spec.default:
+    # None: not given (the request's default applies, or another option gives the input instead)
+    if spec.default is not MISSING and option.default is not None and option.default != spec.default:
         found.append(f"default {option.default!r} ≠ {spec.default!r}")
     if spec.param.choices is not None and option.choices is not None \
             and list(option.choices) != list(spec.param.choices):
         found.append(f"choices {list(option.choices)} ≠ {list(spec.param.choices)}")
-    if getattr(option, "request_field", None) is None and (spec.param.minimum is not None
-                                                          or spec.param.maximum is not None):
+    checked = getattr(option, "request_field", None) or getattr(option.type, "request_field", None)
+    if checked is None and (spec.param.minimum is not None or spec.param.maximum is not None):
         found.append("the option does not check the request's range (make it with add_request_arguments)")
     return found

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from backends.common import jsontext
 from backends.common.errors import InputError
-from backends.common.params import add_request_arguments, fields_of, values_from_args
+from backends.common.params import add_request_arguments, cli_type, fields_of, values_from_args
 
 from .params import PRESETS
 from .requests import (
@@ -51,8 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     rec = sub.add_parser("reconstruct", help="views → an animatable avatar (ply, mesh, avatar.safetensors)")
     src = rec.add_mutually_exclusive_group(required=True)
     subject = fields_of(ReconstructRequest)["subject"]
-    src.add_argument("--subject", type=int, help=f"a synthetic subject number (ray-cast on the fly): "
-                                                 f"{subject.accepts().lower()}")
+    src.add_argument("--subject", type=cli_type(subject), help=f"a synthetic subject number (ray-cast on the fly): "
+                                                         f"{subject.accepts().lower()}")
     src.add_argument("--upload", type=Path, help="a cameras JSON file; its images and masks lie beside it")
     src.add_argument("--photos", type=Path, nargs="+",
                      help="1-5 photos of one person, whole body in view: MediaPipe finds the body and its mask, "

@@ -195,7 +195,7 @@ def add_request_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGr
             kwargs["action"] = argparse.BooleanOptionalAction
             kwargs["default"] = spec.default if spec.default is not MISSING else None
         else:
-            kwargs["type"] = _cli_type(spec)
+            kwargs["type"] = cli_type(spec)
             if spec.param.choices is not None:
                 kwargs["choices"] = spec.param.choices
             if spec.required:
@@ -203,7 +203,8 @@ def add_request_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGr
             else:
                 kwargs["default"] = spec.default
         action = parser.add_argument(*flags, **kwargs)
-        action.request_field = spec  # the single-source test reads it back
+        action.request_field = spec  # the single-source test reads them back
+        action.request_type = request_type
 
 
 def values_from_args(request_type: type, args: argparse.Namespace) -> dict[str, Any]:
@@ -212,7 +213,8 @@ def values_from_args(request_type: type, args: argparse.Namespace) -> dict[str, 
             if spec.kind is not object and hasattr(args, name)}
 
 
-def _cli_type(spec: FieldSpec):
+def cli_type(spec: FieldSpec):
+    """An argparse ``type=`` that reads a value of the field and checks it as the request does."""
     base = spec.kind if spec.kind in (int, float, str) else str
 
     def convert(text: str):
@@ -228,6 +230,7 @@ def _cli_type(spec: FieldSpec):
             raise argparse.ArgumentTypeError(str(e)) from None
 
     convert.__name__ = spec.kind.__name__
+    convert.request_field = spec
     return convert
 
 
