@@ -66,11 +66,11 @@ class ImproveRequest:
     games: int | None = param(None, minimum=2, maximum=40, step=2, label="Games (GOPS: per pair; Avalon: per strategy)",
                               cli=("--games-per-pair",),
                               help="Self-play games that score each strategy: more is steadier and slower "
-                                   "(empty: the game's default, GOPS 4, Avalon 8).")
+                                   "(by default the game's own: GOPS 4, Avalon 8).")
     budget: int | None = param(None, minimum=2, maximum=200, step=2, label="Search budget",
                                cli=("--simulations", "--worlds"),
                                help="GOPS: MCTS simulations per move; Avalon: sampled worlds per decision "
-                                    "(empty: the game's default, GOPS 16, Avalon 8).")
+                                    "(by default the game's own: GOPS 16, Avalon 8).")
     num_cards: int = param(6, minimum=3, maximum=MAX_CARDS, label="GOPS cards", cli=("--cards",),
                            help="Cards per suit of the GOPS games the strategies are scored on.")
     num_players: int = param(5, minimum=5, maximum=10, label="Avalon players", cli=("--players",),

@@ -61,8 +61,9 @@ def _settings() -> SimpleNamespace:
         seed = control(GopsMatchRequest, "seed", widget="number", elem_id="gops-seed")
         new_btn = gr.Button("New game", variant="primary", elem_id="gops-new")
         resign_btn = gr.Button("Resign", variant="stop", elem_id="gops-resign")
+        stop = gr.Button("Stop the agent's search", variant="stop", elem_id="gops-stop")
     return SimpleNamespace(cards_n=cards_n, tie_rule=tie_rule, order=order, opponent=opponent, sims=sims, seed=seed,
-                           new=new_btn, resign=resign_btn)
+                           new=new_btn, resign=resign_btn, stop=stop)
 
 
 def build(run_dir: gr.State) -> None:
@@ -75,7 +76,6 @@ def build(run_dir: gr.State) -> None:
         with gr.Row(elem_id="gops-hand"):
             card_buttons = [gr.Button(str(k), visible=False, min_width=40, elem_id=f"gops-card-{k}")
                             for k in range(1, MAX_CARDS + 1)]
-            stop = gr.Button("Stop", variant="stop", min_width=60, elem_id="gops-stop")
         # the API's card (/gops_play): a person bids with the buttons above
         card = control(GopsPlayRequest, "card", visible=False)
         status = gr.Markdown(elem_id="gops-status")
@@ -128,7 +128,7 @@ def build(run_dir: gr.State) -> None:
 
     s.new.click(on_new, inputs=[s.cards_n, s.tie_rule, s.order, s.opponent, s.sims, s.seed, run_dir],
                 outputs=outputs, api_name="gops_new")
-    _wire_play(match_state, card, card_buttons, stop, status, outputs)
+    _wire_play(match_state, card, card_buttons, s.stop, status, outputs)
     s.resign.click(on_resign, inputs=match_state, outputs=outputs, api_name="gops_resign")
     gops_upload.upload(on_reload, inputs=gops_upload, outputs=outputs, api_name="gops_reload")
 
