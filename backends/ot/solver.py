@@ -41,8 +41,8 @@ Deviations from the published method (each small, each for robustness here):
   found no sufficient decrease"); the published schedule never asks for that precision.
 * Caps (χ²-Sinkhorn sweeps, Newton steps per projection) turn a stall into a reported failure instead of a hang.
 
-Cancellation is checked before every Newton step, every χ²-Sinkhorn sweep, every annealing step and every 16
-CG iterations; a progress callback receives a :class:`TNTStep` after each Newton step and each annealing step.
+Cancellation is checked before every Newton step, every χ²-Sinkhorn sweep, every annealing step and every CG
+iteration (a Stop ends the solve within one O(n²) operation or so); a progress callback receives a :class:`TNTStep` after each Newton step and each annealing step.
 """
 
 from __future__ import annotations
@@ -79,11 +79,12 @@ class TNTStep:
     cost: float | None  # ⟨round(P), C⟩, the cost of the current plan made feasible (None if not tracked)
     newton_steps: int
     annealing_steps: int
+    gamma_start: float = 16.0
 
     @property
     def fraction(self) -> float:
-        """Progress in log γ from 16 to the target (γ drives the work; the last γ usually costs the most)."""
-        lo = math.log(min(16.0, self.gamma_target))
+        """Progress in log γ from the first γ to the target (γ drives the work; the last γ usually costs most)."""
+        lo = math.log(min(self.gamma_start, self.gamma_target))
         hi = math.log(self.gamma_target)
         return 1.0 if hi <= lo else max(0.0, min(1.0, (math.log(self.gamma) - lo) / (hi - lo)))
 
@@ -156,16 +157,21 @@ def round_to_polytope(P: torch.Tensor, r: torch.Tensor, c: torch.Tensor) -> torc
     """Altschuler et al. (2017) rounding of a non-negative P onto U(r, c) (r, c of equal mass); a new tensor."""
     row = P.sum(1)
     x = torch.where(row > 0, torch.clamp(r / torch.where(row > 0, row, 1.0), max=1.0), torch.zeros_like(row))
-    F = P * x[:, None]
+    F = P * x[:, None]  # the one new n × m array (the rest is in place, to keep the memory need at 5 copies)
     col = F.sum(0)
     y = torch.where(col > 0, torch.clamp(c / torch.where(col > 0, col, 1.0), max=1.0), torch.zeros_like(col))
-    F = F * y[None, :]
+    F.mul_(y[None, :])
     err_r = (r - F.sum(1)).clamp(min=0.0)
     err_c = (c - F.sum(0)).clamp(min=0.0)
     total = err_r.sum()
     if total > 0:
-        F = F + torch.outer(err_r, err_c) / total
+        F.addr_(err_r / total, err_c)
     return F
+
+
+def _dot(A: torch.Tensor, B: torch.Tensor) -> float:
+    """⟨A, B⟩ without an n × m temporary."""
+    return float(torch.dot(A.reshape(-1), B.reshape(-1)))
 
 
 def marginal_error(P: torch.Tensor, r: torch.Tensor, c: torch.Tensor) -> float:
@@ -244,8 +250,7 @@ class _Projector:
             while float(res.abs().sum()) > 0.25 * target:
                 used += 1
                 self.cg_iterations += 1
-                if used % 16 == 0:
-                    self._check()
+                self._check()
                 qp = q_mul(p)
                 Ap = rP * p - rho * qp
                 curv = float((p * Ap).sum())
@@ -402,13 +407,14 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
     def observe(u: torch.Tensor, v: torch.Tensor, kind: str) -> None:
         P = torch.exp(u[:, None] + v[None, :] - gC)
         err = marginal_error(P, r, c)
-        cost = float((round_to_polytope(P, r, c) * Ct).sum()) * mass_a if track_cost else None
+        cost = _dot(round_to_polytope(P, r, c), Ct) * mass_a if track_cost else None
         del P
         now = time.perf_counter() - t0
         g = state["gamma"]
         history.append(HistoryEntry(now, err, cost, g, kind))
         if progress is not None:
-            progress(TNTStep(kind, g, gamma_f, now, err, cost, projector.newton_steps, state["anneal"]))
+            progress(TNTStep(kind, g, gamma_f, now, err, cost, projector.newton_steps, state["anneal"],
+                             min(gamma_init, gamma_f)))
 
     projector = _Projector(cancel, lambda u_, v_: observe(u_, v_, "newton"), max_cg, max_sweeps, max_newton)
     projector.roundoff = 100.0 * torch.finfo(dtype).eps
@@ -461,7 +467,7 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
     plan = round_to_polytope(P, r, c)
     del P
     plan_err = marginal_error(plan, r, c)
-    cost = float((plan * Ct).sum()) * mass_a
+    cost = _dot(plan, Ct) * mass_a
     plan = plan * mass_a if return_plan else None
     log_mass = math.log(mass_a)
     return TNTResult(
