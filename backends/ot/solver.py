@@ -41,8 +41,8 @@ Deviations from the published method (each small, each for robustness here):
   found no sufficient decrease"); the published schedule never asks for that precision.
 * Caps (χ²-Sinkhorn sweeps, Newton steps per projection) turn a stall into a reported failure instead of a hang.
 
-Cancellation is checked before every Newton step, every χ²-Sinkhorn sweep, every annealing step and every CG
-iteration (a Stop ends the solve within one O(n²) operation or so); a progress callback receives a :class:`TNTStep` after each Newton step and each annealing step.
+Cancellation is checked before every Newton step, every χ²-Sinkhorn sweep, every annealing step, every line-search
+halving and every CG iteration (a Stop ends the solve within one O(n²) operation or so); a progress callback receives a :class:`TNTStep` after each Newton step and each annealing step.
 """
 
 from __future__ import annotations
@@ -314,6 +314,7 @@ class _Projector:
                 alpha *= 0.5
                 if alpha < 1e-9:
                     raise _ProjectionFailed("the line search found no sufficient decrease")
+                self._check()
             u = u + alpha * du
             v = v + alpha * dv
             err_before = float((c - log_cP.exp()).abs().sum() + (r - (u + _lse_rows(v, gC)).exp()).abs().sum())

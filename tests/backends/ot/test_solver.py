@@ -168,3 +168,22 @@ def test_cuda_matches_cpu(grid16):
     assert gpu.plan.device.type == "cuda" and gpu.device.startswith("cuda")
     assert gpu.cost == pytest.approx(cpu.cost, rel=1e-6)
     assert float((gpu.plan.sum(1) - p.a.cuda()).abs().max()) < 1e-12
+
+
+def test_a_failed_projection_returns_the_previous_gamma_feasibly(grid16):
+    """As published: when a projection fails (here CG capped at 1 iteration), the solver stops with the last
+    γ that succeeded, says so, and still returns a feasible plan."""
+    p, exact = grid16["sqeuclidean"]
+    res = solve(p.a, p.b, p.C, gamma=2.0**12, max_cg=1)
+    assert not res.converged
+    assert res.gamma < 2.0**12 and "stopped at γ" in res.message
+    assert float((res.plan.sum(1) - p.a).abs().max()) < 1e-12
+    assert res.cost >= exact - 1e-12
+
+
+def test_float32_runs_at_moderate_gamma(grid16):
+    p, exact = grid16["l1"]
+    res = solve(p.a, p.b, p.C, gamma=2.0**7, dtype=torch.float32)
+    assert res.plan.dtype == torch.float32 and res.dtype == "float32"
+    assert float((res.plan.sum(1) - p.a.float()).abs().max()) < 1e-6
+    assert 0 <= (res.cost - exact) / exact < 0.1
