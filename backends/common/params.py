@@ -68,7 +68,7 @@ class FieldSpec:
         if not self.required and self.default is not None:
             parts.append(f"Default {self.default!r}.")
         elif self.optional:
-            parts.append("Empty: the model's default.")
+            parts.append("Optional.")
         return " ".join(parts)
 
     def accepts(self) -> str:

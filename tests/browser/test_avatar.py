@@ -1,14 +1,14 @@
 """The Avatar tab in a real browser: reconstruct a synthetic subject, see its splats in the Spark viewer,
 move a pose slider and see the viewer change, toggle the mesh, download the .ply and parse its 3DGS fields."""
 
-import io
 import re
-import time
 
 import numpy as np
 import pytest
 from PIL import Image
 from playwright.sync_api import expect
+
+from tests.browser.avatar_viewer import viewer_pixels, wait_drawn
 
 pytestmark = pytest.mark.browser
 
@@ -27,46 +27,33 @@ PLY_FIELDS = (["x", "y", "z", "nx", "ny", "nz", "f_dc_0", "f_dc_1", "f_dc_2"] + 
               + ["opacity"] + [f"scale_{i}" for i in range(3)] + [f"rot_{i}" for i in range(4)])
 
 
-def viewer_pixels(page) -> np.ndarray:
-    shot = page.locator("#av-viewer-root .av-canvas canvas").screenshot()
-    return np.asarray(Image.open(io.BytesIO(shot)).convert("RGB")).astype(np.int16)
-
-
-def wait_rendered(page, version: int):
-    page.wait_for_function(f"Number(document.querySelector('#av-viewer-root').dataset.poseVersion) >= {version}",
-                           timeout=60_000)
-    time.sleep(2.5)  # the viewer renders for a moment after each change (Spark sorts in a worker)
-
-
 def test_reconstruct_pose_and_download_the_ply(page):
     page.get_by_role("tab", name="Avatar").click()
     expect(page.locator("#av-model-info")).to_contain_text("avatar-embedded", timeout=60_000)
     page.locator("#av-reconstruct").click()
     expect(page.locator("#av-status")).to_contain_text("Gaussians in", timeout=240_000)
-    page.wait_for_function("document.querySelector('#av-viewer-root').dataset.splats > 1000", timeout=60_000)
-    wait_rendered(page, 1)
+    wait_drawn(page, "v.dataset.splats > 1000 && Number(v.dataset.poseVersion) >= 1")
     before = viewer_pixels(page)
     assert (before.sum(-1) < 700).mean() > 0.01  # the avatar is drawn (not only the white background)
     expect(page.locator("#av-viewer-root .av-fps")).to_contain_text("FPS")
     # Measure FPS: a 3-s orbit drawing every frame. Headless chromium draws WebGL in software (SwiftShader),
     # so the rate is printed for the record, not held to the ≥ 30 FPS a GPU browser is meant to reach.
     page.locator("#av-viewer-root .av-spin").click()
-    time.sleep(3.5)
-    fps = float(page.locator("#av-viewer-root").get_attribute("data-fps"))
+    page.wait_for_function("document.querySelector('#av-viewer-root').dataset.spins >= 1", timeout=60_000)
+    fps = float(page.locator("#av-viewer-root").get_attribute("data-spin-fps"))
     print(f"avatar viewer (headless chromium, software WebGL): {fps} FPS over a 3-s orbit, "
           f"{page.locator('#av-viewer-root').get_attribute('data-splats')} splats")
     assert fps > 0
 
     slider = page.locator("#av-pose-arm_raise_r input[type=range]")
     slider.fill("165")  # a person drags the right arm up
-    wait_rendered(page, 2)
+    wait_drawn(page, "Number(v.dataset.poseVersion) >= 2")
     after = viewer_pixels(page)
     changed = (np.abs(after - before).sum(-1) > 60).mean()
     assert changed > 0.005, f"the viewer did not change after the pose slider moved ({changed:.4f})"
 
     page.locator("#av-viewer-root [data-show=mesh]").click()
-    expect(page.locator("#av-viewer-root")).to_have_attribute("data-shown", "mesh")
-    time.sleep(2)
+    wait_drawn(page, "v.dataset.shown === 'mesh'")
     assert (np.abs(viewer_pixels(page) - after).sum(-1) > 60).mean() > 0.005  # the mesh looks different
 
     page.locator("#av-export").click()

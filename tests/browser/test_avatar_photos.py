@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from skimage import data as skdata
 
 from backends.common.imageio import save_png
+from tests.browser.avatar_viewer import viewer_pixels, wait_drawn
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +39,8 @@ def test_photos_of_a_person_become_an_avatar_and_no_person_is_refused(page, tmp_
     page.locator("#av-reconstruct").click()
     expect(page.locator("#av-status")).to_contain_text("upload (2 views)", timeout=240_000)
     expect(page.locator("#av-status")).to_contain_text("Gaussians in")
-    page.wait_for_function("document.querySelector('#av-viewer-root').dataset.splats > 1000", timeout=60_000)
+    wait_drawn(page, "v.dataset.splats > 1000")
+    assert (viewer_pixels(page).sum(-1) < 700).mean() > 0.01  # the avatar is drawn, not only the background
 
     coffee = str(save_png(skdata.coffee(), tmp_path / "coffee.png"))
     page.locator("#av-photos input[type=file]").set_input_files([coffee])

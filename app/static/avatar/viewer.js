@@ -5,7 +5,17 @@
 // splat's four bones (backends/avatar/viewer.py); #av-bones holds, per pose, one rigid transform per bone.
 // Splats are skinned on the GPU by Spark's SplatSkinning (dual-quaternion blend of the four bones); the
 // mesh view is skinned here on the CPU with the same bones (linear blend, as on the server). It renders
-// on demand (for a moment after each change), so an idle page costs nothing, and reports its FPS.
+// on demand (for a moment after each change, and once more whenever Spark says it has something new to
+// show), so an idle page costs nothing, and reports its FPS.
+//
+// What the canvas shows is current is said on the root element: data-version counts the changes to what is
+// to be shown (an avatar built, a pose applied, Gaussians/mesh toggled, the camera moved), and data-drawn-version is the
+// version of the last frame drawn once Spark had nothing left to do for it. Spark (SparkRenderer, with
+// autoUpdate and preUpdate, its defaults) regenerates the splats at the start of each render when they
+// changed, shows them in the previous back-to-front order, and sorts in a worker; a new splat set (a new
+// avatar) is not shown at all until its first sort is done. When the sort's order is uploaded it calls
+// onDirty, and the next render draws it. A render after which Spark is not sorting, has no sort pending
+// and displays the splats it last generated drew the splats of the current pose in their sorted order.
 import * as THREE from "../vendor/three/three.module.js";
 import { OrbitControls } from "../vendor/three/OrbitControls.js";
 import { SparkRenderer, SplatMesh, SplatSkinning } from "../vendor/spark/spark.module.min.js";
@@ -28,7 +38,10 @@ export function mount(root, payloadBox, bonesBox) {
   scene.background = new THREE.Color(0xffffff);
   // 3DGS's (and the server renderer's) 0.3 px² low-pass, without Spark's default opacity compensation, so
   // small Gaussians look as they do in the server's renders
-  const spark = new SparkRenderer({ renderer, preBlurAmount: 0.3, blurAmount: 0.0 });
+  // onDirty: Spark has something new to show (a sort done): draw a frame for it, the one that shows a new
+  // avatar or pose in its sorted order. No level of detail: these splats have no LoD tree.
+  const spark = new SparkRenderer({ renderer, preBlurAmount: 0.3, blurAmount: 0.0, enableLod: false,
+                                    onDirty: () => { if (!rendering) requestFrame(); } });
   scene.add(spark);
   scene.add(new THREE.HemisphereLight(0xffffff, 0x777777, 2.0));
   const sun = new THREE.DirectionalLight(0xffffff, 1.0);
@@ -43,8 +56,12 @@ export function mount(root, payloadBox, bonesBox) {
   let avatar = null; // { id, splats, skinning, mesh, restVerts, meshBones, bones }
   let shown = "gaussians";
   let lastPayload = "", lastBones = "";
-  let activeUntil = 0, frames = 0, windowStart = 0, looping = false;
+  let activeUntil = 0, frames = 0, windowStart = 0, looping = false, rendering = false, framePending = false;
+  let spin = null; // the Measure FPS orbit under way: { start, radius, z, frames }
   root.dataset.poseVersion = "0";
+  root.dataset.version = "0";
+  root.dataset.drawnVersion = "-1";
+  const changed = () => { root.dataset.version = String(Number(root.dataset.version) + 1); };
 
   function resize() {
     const w = host.clientWidth || 480, h = Math.round(w * 1.1);
@@ -54,20 +71,61 @@ export function mount(root, payloadBox, bonesBox) {
     camera.updateProjectionMatrix();
   }
   resize();
-  new ResizeObserver(() => { resize(); wake(); }).observe(host);
+  new ResizeObserver(() => { resize(); changed(); wake(); }).observe(host);
+
+  // Spark's state right after a render (its update ran at the render's start): nothing left to sort or show
+  const sparkSettled = () => !spark.sorting && !spark.sortDirty && spark.sortTimeoutId === -1
+    && spark.updateTimeoutId === -1 && spark.display === spark.current;
+
+  function draw() {
+    controls.update();
+    rendering = true;
+    try {
+      renderer.render(scene, camera);
+    } finally {
+      rendering = false;
+    }
+    // the version read here is the one just drawn: versions change only in other tasks
+    if (sparkSettled() && root.dataset.drawnVersion !== root.dataset.version) {
+      root.dataset.drawnVersion = root.dataset.version;
+    }
+  }
+  function requestFrame() {
+    if (looping || framePending) return; // the loop draws the next frame anyway
+    framePending = true;
+    requestAnimationFrame(() => {
+      framePending = false;
+      if (!looping) draw();
+    });
+  }
 
   function frame(now) {
-    controls.update();
-    renderer.render(scene, camera);
+    const spun = spin ? Math.max(0, Math.min(now - spin.start, 3000)) : 0;
+    if (spin) {
+      const a = (spun / 3000) * 2 * Math.PI, t = controls.target;
+      camera.position.set(t.x + spin.radius * Math.sin(a), t.y - spin.radius * Math.cos(a), spin.z);
+    }
+    draw();
     frames++;
-    if (now - windowStart >= 1000) {
+    if (spin) spin.frames++;
+    if (spin && spun >= 3000) { // the orbit is over: its rate, over all of its frames, stays shown
+      const fps = (spin.frames * 1000) / (now - spin.start);
+      fpsOut.textContent = `${fps < 10 ? fps.toFixed(1) : Math.round(fps)} FPS`;
+      root.dataset.fps = fps.toFixed(2);
+      root.dataset.spinFps = fps.toFixed(2);
+      root.dataset.spins = String(Number(root.dataset.spins || 0) + 1);
+      spin = null;
+      frames = 0;
+      windowStart = now;
+    }
+    if (!spin && now - windowStart >= 1000) {
       const fps = (frames * 1000) / (now - windowStart); // below 10 with a decimal: a slow (software) GL is not "0 FPS"
       fpsOut.textContent = `${fps < 10 ? fps.toFixed(1) : Math.round(fps)} FPS`;
       root.dataset.fps = fps.toFixed(2);
       frames = 0;
       windowStart = now;
     }
-    if (now < activeUntil) requestAnimationFrame(frame);
+    if (now < activeUntil || spin) requestAnimationFrame(frame);
     else looping = false;
   }
   function wake(ms = 1500) {
@@ -79,7 +137,7 @@ export function mount(root, payloadBox, bonesBox) {
       requestAnimationFrame(frame);
     }
   }
-  controls.addEventListener("change", () => wake());
+  controls.addEventListener("change", () => { changed(); wake(); }); // (controls.update() in draw() says so too)
 
   function setShown(kind) {
     shown = kind;
@@ -89,19 +147,16 @@ export function mount(root, payloadBox, bonesBox) {
       avatar.mesh.visible = kind === "mesh";
     }
     root.dataset.shown = kind;
+    changed();
     wake();
   }
   root.querySelectorAll("[data-show]").forEach((b) => b.addEventListener("click", () => setShown(b.dataset.show)));
   root.querySelector(".av-spin").addEventListener("click", () => {
-    // a 3-second orbit, rendering every frame: the FPS shown is the viewer's sustained rate
-    const start = performance.now(), radius = camera.position.distanceTo(controls.target);
-    const z = camera.position.z;
-    const spin = (now) => {
-      const a = ((now - start) / 3000) * 2 * Math.PI;
-      camera.position.set(controls.target.x + radius * Math.sin(a), controls.target.y - radius * Math.cos(a), z);
-      if (now - start < 3000) requestAnimationFrame(spin);
-    };
-    requestAnimationFrame(spin);
+    // a 3-second orbit, rendering every frame (frame() moves the camera): the FPS shown is the viewer's
+    // sustained rate (data-spin-fps and data-spins say it is over)
+    if (spin) return;
+    spin = { start: performance.now(), radius: camera.position.distanceTo(controls.target), z: camera.position.z,
+             frames: 0 };
     wake(3000);
   });
 
@@ -195,6 +250,7 @@ export function mount(root, payloadBox, bonesBox) {
     a.mesh.geometry.attributes.position.needsUpdate = true;
     a.mesh.geometry.computeVertexNormals();
     root.dataset.poseVersion = String(Number(root.dataset.poseVersion) + 1);
+    changed();
     wake();
   }
 
