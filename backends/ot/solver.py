@@ -375,6 +375,8 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
     device = torch.device(device)
     if not (isinstance(gamma, (int, float)) and math.isfinite(gamma) and gamma > 0):
         raise InputError(f"γ (1/ε) must be a positive number (got {gamma!r}); ε = 1/γ must be > 0.")
+    if tol is not None and not (math.isfinite(tol) and tol > 0):
+        raise InputError(f"The marginal tolerance must be a positive number (got {tol!r}).")
     shape = tuple(C.shape) if hasattr(C, "shape") else np.shape(C)
     if len(shape) != 2:
         raise InputError(f"The cost must be a matrix (n × m); got shape {shape}.")
@@ -442,10 +444,14 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
             u_cur, v_cur, deltas = projector.project(gC, r_hat.log(), c_hat.log(), eps / 2.0, u_init, v_init)
         except _ProjectionFailed as exc:
             converged = False
-            message = (f"stopped at γ = {gammas[-2]:.4g} of {gamma_f:.4g}: the projection at γ = {gam:.4g} "
-                       f"failed ({exc})")
+            if gammas[-2] > 0:
+                message = (f"stopped at γ = {gammas[-2]:.4g} of {gamma_f:.4g}: the projection at γ = {gam:.4g} "
+                           f"failed ({exc})")
+                gam = gammas[-2]
+            else:
+                message = (f"stopped before γ = {gam:.4g} of {gamma_f:.4g}: the first projection failed ({exc}); "
+                           "the plan is the rounded starting point")
             u_cur, v_cur = u_prev, v_prev
-            gam = gammas[-2] if gammas[-2] > 0 else gam
             break
         state["anneal"] += 1
         observe(u_cur, v_cur, "anneal")

@@ -123,13 +123,15 @@ def test_memory_refusal_names_the_largest_n():
         ({"gamma": -5.0}, "positive"),
         ({"a": [np.nan, 0.5, 0.5]}, "not finite"),
         ({"a": [0.5, 0.5]}, "entries"),
+        ({"C": np.ones(3)}, "matrix"),
+        ({"tol": 0.0}, "tolerance"),
     ],
 )
 def test_bad_input_is_refused_with_a_message(kwargs, match):
-    args = {"a": [0.3, 0.3, 0.4], "b": [0.2, 0.5, 0.3], "C": np.eye(3)[::-1].copy(), "gamma": 64.0}
+    args = {"a": [0.3, 0.3, 0.4], "b": [0.2, 0.5, 0.3], "C": np.eye(3)[::-1].copy(), "gamma": 64.0, "tol": None}
     args.update(kwargs)
     with pytest.raises(InputError, match=match):
-        solve(args["a"], args["b"], args["C"], gamma=args["gamma"])
+        solve(args["a"], args["b"], args["C"], gamma=args["gamma"], tol=args["tol"])
 
 
 def test_point_clouds_with_zero_mass_pixels_and_any_total_mass():
