@@ -109,6 +109,22 @@ def videodepth_view(image: np.ndarray, max_side: int = 64) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize((w, h), Image.Resampling.BOX))
 
 
+def avatar_view(rgb: np.ndarray, mask: np.ndarray, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """A view (float or uint8 image, mask) → what the reconstructor sees: resized like ``uploads.resize_views``,
+    masked (as ``backends.avatar.data.ood_inputs`` brings a render there)."""
+    import torch
+    import torch.nn.functional as F
+
+    img = np.asarray(rgb, np.float32) / (255.0 if np.asarray(rgb).dtype == np.uint8 else 1.0)
+    m = (np.asarray(mask, np.float32) > 0.5).astype(np.float32)
+    if img.shape[:2] != (size, size):
+        t = torch.from_numpy(np.ascontiguousarray(img)).permute(2, 0, 1)[None]
+        img = F.interpolate(t, size=(size, size), mode="bilinear", antialias=True).clamp(0, 1)[0].permute(1, 2, 0).numpy()
+        tm = torch.from_numpy(m)[None, None]
+        m = (F.interpolate(tm, size=(size, size), mode="bilinear", antialias=True)[0, 0] > 0.5).float().numpy()
+    return np.round(img * m[..., None] * 255).astype(np.uint8), m
+
+
 def ellipse_mask(h: int, w: int) -> np.ndarray:
     yy, xx = np.mgrid[:h, :w]
     return ((((yy - h / 2) / (0.47 * h)) ** 2 + ((xx - w / 2) / (0.22 * w)) ** 2) < 1).astype(np.float32)
@@ -119,8 +135,6 @@ def real_views(tab: str, photos: list[np.ndarray]) -> tuple[list[np.ndarray], li
         return [counterfactual_view(p) for p in photos], None
     if tab == "videodepth":
         return [videodepth_view(p) for p in photos], None
-    from training.ood_calibration import avatar_view
-
     views = [avatar_view(p, np.ones(p.shape[:2], np.float32)) for p in photos]  # photos as taken
     views += [avatar_view(p, ellipse_mask(*p.shape[:2])) for p in photos]  # photos cut out on black
     return [v for v, _ in views], None
@@ -139,8 +153,8 @@ def avatar_fit(subjects: int) -> dict:
 
 
 def main(argv=None) -> int:
-    from backends.common.ood import CANONICAL_JPEG, auroc, features, load_domain
-    from training.ood_calibration import MAKERS, TEST_SEEDS, videodepth_inputs
+    from backends.common.ood import auroc, load_domain
+    from training.ood_calibration import TEST_SEED0, data_module
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n-synthetic", type=int, default=400, help="held-out synthetic inputs per tab")
@@ -169,11 +183,9 @@ def main(argv=None) -> int:
     for tab in TABS:
         start = time.perf_counter()
         stats = load_domain(tab)
-        jpeg = CANONICAL_JPEG.get(tab)  # scored exactly as the service scores an upload
-        made = (videodepth_inputs(TEST_SEEDS[tab], args.n_synthetic, h264=True) if tab == "videodepth"
-                else MAKERS[tab](TEST_SEEDS[tab], args.n_synthetic))
-        syn = stats.distance(features(*made, jpeg))
-        real = stats.distance(features(*real_views(tab, photos), jpeg))
+        # scored exactly as the service scores an upload (Video Depth: every other clip through H.264)
+        syn = stats.score(*data_module(tab).ood_inputs(TEST_SEED0, args.n_synthetic))
+        real = stats.score(*real_views(tab, photos))
         result["ood_auroc"][tab] = round(auroc(syn, real), 4)
         result["ood_real_flagged_rate"][tab] = round(float(np.mean(real > stats.threshold)), 4)
         result["ood_synthetic_flagged_rate"][tab] = round(float(np.mean(syn > stats.threshold)), 4)

@@ -232,3 +232,28 @@ def sample_subject(seed: int, n_views: int = 4, size: int = 128, pose: Pose | No
     with torch.no_grad():
         views = render_views(subject, pose, cams, rest, cancel)
     return SubjectSample(subject, views, 1000 * (time.perf_counter() - start) / len(cams))
+
+
+def ood_inputs(seed0: int, n: int = 600, size: int = 64) -> tuple[list[np.ndarray], None]:
+    """``n`` held-out views for the out-of-domain statistics (``training/ood_calibration.py``), as the reconstructor
+    sees an upload: rendered at ``size`` or at twice it and resized like ``uploads.resize_views`` (bilinear,
+    antialiased), masked. Scored whole, as uploaded: a render's background is black, a photo's is a photo's,
+    whatever its mask says. The default ``n`` is the fit split's."""
+    import torch.nn.functional as F
+
+    images: list[np.ndarray] = []
+    i = 0
+    while len(images) < n:
+        sample = sample_subject(seed0 + i, 2, size if i % 2 == 0 else 2 * size)
+        for v in sample.views:
+            img = np.asarray(v.rgb, np.float32) / (255.0 if np.asarray(v.rgb).dtype == np.uint8 else 1.0)
+            m = (np.asarray(v.mask, np.float32) > 0.5).astype(np.float32)
+            if img.shape[:2] != (size, size):
+                t = torch.from_numpy(np.ascontiguousarray(img)).permute(2, 0, 1)[None]
+                img = F.interpolate(t, size=(size, size), mode="bilinear", antialias=True).clamp(0, 1)[0] \
+                    .permute(1, 2, 0).numpy()
+                tm = torch.from_numpy(m)[None, None]
+                m = (F.interpolate(tm, size=(size, size), mode="bilinear", antialias=True)[0, 0] > 0.5).float().numpy()
+            images.append(np.round(img * m[..., None] * 255).astype(np.uint8))
+        i += 1
+    return images[:n], None

@@ -6,15 +6,23 @@ statistics much more than in what they show, and those statistics are what a sma
 on too. So each input is described, at the size the model works at (what it actually sees), by a
 few natural-image statistics — how much of it is exactly flat, the heavy tail of its gradients,
 its fine-scale residual ("noise"), how many distinct colours it has, its saturation, its spectral
-fall-off — and its distance from the model's training domain is the Mahalanobis distance of that
-vector to the statistics of held-out synthetic inputs (mean and a shrunk covariance). The
-threshold is a high quantile of the distances of *other* held-out synthetic inputs (a separate
-calibration split), so few true synthetic inputs are flagged by construction.
+fall-off — and its distance from the model's training domain is the mean distance of that vector
+to its nearest held-out synthetic inputs (standardized features). The threshold is a high quantile
+of the distances of *other* held-out synthetic inputs (a separate calibration split), so few true
+synthetic inputs are flagged by construction.
 
-Fitted by ``training/ood_calibration.py`` → ``assets/ood-calibration/<capability>.safetensors``
-(with a card). A capability checks an upload with ``domain_check(capability, images, masks)``
-and, beyond the threshold, shows :func:`DomainCheck.notice` naming the real model that would
-serve and the one command that gets it; the run still goes ahead.
+A capability can also be calibrated on real photographs (``PHOTOS``, which ship with scikit-image and
+matplotlib): the photos of ``FIT_PHOTOS`` fit the direction that tells them from the synthetic inputs,
+which the distance then weighs (:func:`photo_direction`), and choose the threshold beside the
+synthetic calibration split (:func:`choose_threshold`); ``HELD_OUT_PHOTOS`` are never used for
+either, so what they score is a fair test.
+
+Fitted by ``training/ood_calibration.py`` from each capability's own ``backends/<name>/data.py``
+(``ood_inputs``, and ``ood_view`` where it is calibrated on photos) → ``assets/ood-calibration/
+<capability>.safetensors`` (with a card); nothing here names a capability. A capability checks an
+upload with ``check_inputs(capability, images, masks)`` and, beyond the threshold, shows
+:func:`DomainCheck.notice` naming the real model that would serve and the one command that gets it;
+the run still goes ahead.
 """
 
 from __future__ import annotations
@@ -158,13 +166,6 @@ def jpeg_round_trip(image: np.ndarray, quality: int) -> np.ndarray:
     return np.asarray(Image.open(buf).convert("RGB"))
 
 
-# Videos arrive through lossy codecs (the tab's own examples are H.264) and their artefacts look like
-# the fine detail that tells photos apart; one JPEG round trip of every frame, reference and upload
-# alike, gives them all a compression history (held-out H.264 clips: 7.5% of frames flagged without
-# it, 2% with it, at the same share of photos flagged).
-CANONICAL_JPEG = {"videodepth": 95}
-
-
 # --- the domain model -----------------------------------------------------------------------------
 
 @dataclass
@@ -175,23 +176,44 @@ class DomainStats:
     ``k`` nearest reference inputs: the synthetic worlds are mixtures (plain rooms, striped and
     noisy textures, near and far views), so a nearest-neighbour distance follows them more closely
     than one Gaussian would, and a photo is far from every mode at once.
+
+    ``direction`` (optional, fitted on real photographs: :func:`photo_direction`) adds one coordinate, the
+    standardized features' projection on the direction that tells photographs from the synthetic inputs (scaled
+    to ``weight`` standard deviations of the synthetic inputs): a photo that is near the synthetic inputs in most
+    statistics but off along that direction is far from them too. ``jpeg_quality``: every input goes through that
+    JPEG round trip before its features are taken (the reference went through it too).
     """
 
-    reference: np.ndarray  # N×D standardized features of the fit split
+    reference: np.ndarray  # N×D standardized features of the fit split (N×(D+1) with a direction)
     mean: np.ndarray  # D
     scale: np.ndarray  # D (std, floored)
     threshold: float
     k: int = 5
     meta: dict = field(default_factory=dict)
+    direction: np.ndarray | None = None  # D: the photo coordinate is standardized features · direction
+    jpeg_quality: int | None = None
 
     def standardize(self, feats: np.ndarray) -> np.ndarray:
         return (np.atleast_2d(feats).astype(np.float64) - self.mean) / self.scale
 
-    def distance(self, feats: np.ndarray) -> np.ndarray:
+    def embed(self, feats: np.ndarray) -> np.ndarray:
+        """Standardized features, and the photo coordinate where there is a direction."""
         z = self.standardize(feats)
+        return z if self.direction is None else np.concatenate([z, (z @ self.direction)[:, None]], 1)
+
+    def distance(self, feats: np.ndarray) -> np.ndarray:
+        z = self.embed(feats)
         d2 = (z**2).sum(1)[:, None] + (self.reference**2).sum(1)[None] - 2 * z @ self.reference.T
         d = np.sqrt(np.maximum(d2, 0.0))
         return np.sort(d, 1)[:, :self.k].mean(1)
+
+    def features(self, images, masks=None) -> np.ndarray:
+        """The features of inputs as the model sees them, taken as the reference's were."""
+        return features(images, masks, self.jpeg_quality)
+
+    def score(self, images, masks=None) -> np.ndarray:
+        """The distance of each input (uint8 images at the model's working size)."""
+        return self.distance(self.features(images, masks))
 
     def save(self, path: Path) -> Path:
         import json
@@ -200,9 +222,13 @@ class DomainStats:
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_file({"reference": self.reference.astype(np.float32), "mean": self.mean, "scale": self.scale,
-                   "threshold": np.array([self.threshold]), "k": np.array([self.k])}, str(path),
-                  metadata={"features": ",".join(FEATURE_NAMES), "meta": json.dumps(self.meta)})
+        tensors = {"reference": self.reference.astype(np.float32), "mean": self.mean, "scale": self.scale,
+                   "threshold": np.array([self.threshold]), "k": np.array([self.k])}
+        if self.direction is not None:
+            tensors["direction"] = np.asarray(self.direction, np.float64)
+        if self.jpeg_quality is not None:
+            tensors["jpeg_quality"] = np.array([self.jpeg_quality])
+        save_file(tensors, str(path), metadata={"features": ",".join(FEATURE_NAMES), "meta": json.dumps(self.meta)})
         return path
 
     @classmethod
@@ -216,18 +242,66 @@ class DomainStats:
             t = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118
         if meta.get("features") != ",".join(FEATURE_NAMES):
             raise ValueError(f"{Path(path).name} was fitted on other features; run training/ood_calibration.py again.")
+        jpeg = int(t["jpeg_quality"][0]) if "jpeg_quality" in t else None
         return cls(t["reference"].astype(np.float64), t["mean"], t["scale"], float(t["threshold"][0]), int(t["k"][0]),
-                   json.loads(meta.get("meta", "{}")))
+                   json.loads(meta.get("meta", "{}")), t.get("direction"), jpeg)
 
 
-def fit_stats(fit: np.ndarray, calib: np.ndarray, quantile: float = 0.98, k: int = 5) -> DomainStats:
-    """Reference and standardization from ``fit``; the threshold: the ``quantile`` of ``calib``'s distances."""
+def fit_stats(fit: np.ndarray, calib: np.ndarray, quantile: float = 0.98, k: int = 5,
+              direction: np.ndarray | None = None) -> DomainStats:
+    """Reference and standardization from ``fit``; the threshold: the ``quantile`` of ``calib``'s distances.
+    ``direction`` (unit, in the standardized features: :func:`photo_direction`) adds the photo coordinate."""
     fit = np.asarray(fit, np.float64)
     mean = fit.mean(0)
     scale = np.sqrt(np.maximum(fit.var(0), VAR_FLOOR))
-    stats = DomainStats((fit - mean) / scale, mean, scale, 0.0, k)
+    stats = DomainStats((fit - mean) / scale, mean, scale, 0.0, k, direction=direction)
+    stats.reference = stats.embed(fit)
     stats.threshold = float(np.quantile(stats.distance(calib), quantile))
     return stats
+
+
+def standardizer(fit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, scale) of the fit split's features, as :func:`fit_stats` standardizes them."""
+    fit = np.asarray(fit, np.float64)
+    return fit.mean(0), np.sqrt(np.maximum(fit.var(0), VAR_FLOOR))
+
+
+def photo_direction(fit: np.ndarray, photos: np.ndarray, weight: float, l2: float = 0.01) -> np.ndarray:
+    """The direction (in ``fit``'s standardized features) that tells ``photos`` from the synthetic ``fit`` inputs:
+    an L2-regularized logistic regression, the two classes weighted equally, scaled so that the synthetic inputs'
+    projections have a standard deviation of ``weight``."""
+    mean, scale = standardizer(fit)
+    x = np.concatenate([(np.asarray(fit, np.float64) - mean) / scale, (np.asarray(photos, np.float64) - mean) / scale])
+    y = np.concatenate([np.zeros(len(fit)), np.ones(len(photos))])
+    x1 = np.concatenate([x, np.ones((len(x), 1))], 1)
+    sample_weight = np.where(y == 1, 0.5 / len(photos), 0.5 / len(fit))
+    reg = np.append(np.full(x.shape[1], l2), 0.0)
+    w = np.zeros(x1.shape[1])
+    for _ in range(50):  # Newton's method: the loss is convex, a few steps converge
+        p = 1 / (1 + np.exp(-np.clip(x1 @ w, -30, 30)))
+        grad = x1.T @ (sample_weight * (p - y)) + reg * w
+        hess = (x1 * (sample_weight * p * (1 - p))[:, None]).T @ x1 + np.diag(reg + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    u = w[:-1] / np.linalg.norm(w[:-1])
+    return weight * u / max(float((x[:len(fit)] @ u).std()), 1e-9)
+
+
+def choose_threshold(synthetic: np.ndarray, photos: np.ndarray, quantile: float) -> float:
+    """The threshold that keeps held-out synthetic inputs in the domain and flags real photographs: among the
+    thresholds that flag at most ``1 − quantile`` of ``synthetic`` (at or above its ``quantile``), the one with the
+    largest share of ``photos`` flagged less share of ``synthetic`` flagged (Youden's J); where several do equally
+    well, the middle of them (so the margin to both sides is as wide as the calibration data allow)."""
+    synthetic, photos = np.asarray(synthetic, float), np.asarray(photos, float)
+    floor = float(np.quantile(synthetic, quantile))
+    values = np.unique(np.concatenate([synthetic, photos]))
+    values = values[values > floor]
+    candidates = np.concatenate([[floor], (values[:-1] + values[1:]) / 2]) if len(values) > 1 else np.array([floor])
+    j = np.array([np.mean(photos > t) - np.mean(synthetic > t) for t in candidates])
+    best = np.flatnonzero(j >= j.max() - 1e-12)
+    return float(candidates[best[len(best) // 2]])
 
 
 def auroc(negatives: np.ndarray, positives: np.ndarray) -> float:
@@ -238,6 +312,71 @@ def auroc(negatives: np.ndarray, positives: np.ndarray) -> float:
     greater = (pos[:, None] > neg[None]).mean()
     ties = (pos[:, None] == neg[None]).mean()
     return float(greater + 0.5 * ties)
+
+
+# --- real photographs: what the domain is told apart from --------------------------------------
+
+# Photographs that ship with scikit-image (``skimage/data``) and matplotlib (``mpl-data/sample_data``), with the
+# licence their documentation states (scikit-image: each ``skimage.data`` function's notes). Drawings, charts,
+# test patterns, and the photos whose licence is not stated (moon, page, the Middlebury motorcycle pair) are left
+# out.
+PHOTOS = {
+    "astronaut.png": "public domain (NASA)",
+    "brick.png": "CC0 (CC0Textures)",
+    "camera.png": "CC0 (Lav Varshney)",
+    "cell.png": "CC0 (Paul Müller)",
+    "chelsea.png": "CC0 (Stéfan van der Walt)",
+    "clock_motion.png": "public domain (Stéfan van der Walt)",
+    "coffee.png": "CC0 (Rachel Michetti)",
+    "coins.png": "no known copyright restrictions (Brooklyn Museum)",
+    "grass.png": "CC0 (linolafett)",
+    "gravel.png": "CC0 (CC0Textures)",
+    "hubble_deep_field.jpg": "public domain (NASA)",
+    "ihc.png": "no known copyright restrictions (CMMI)",
+    "microaneurysms.png": "CC0 (Andreas Maier)",
+    "retina.jpg": "CC0 (Mikael Häggström)",
+    "rocket.jpg": "public domain (SpaceX)",
+    "text.png": "public domain (Wikipedia)",
+    "grace_hopper.jpg": "public domain (U.S. Navy; matplotlib's sample data)",
+}
+# Held out: never used to fit or calibrate anything; the model card's AUROC and the tests are on these. One photo of
+# each kind: an animal and an object close-up (colour scenes, what a person tries first), a greyscale portrait, a
+# texture, a micrograph. The rest fit the photo direction and calibrate the threshold.
+HELD_OUT_PHOTOS = ("chelsea.png", "coffee.png", "camera.png", "gravel.png", "ihc.png")
+FIT_PHOTOS = tuple(name for name in PHOTOS if name not in HELD_OUT_PHOTOS)
+PHOTO_CROPS = 12  # views of a photo besides the whole: random square crops of 30–90 % of its shorter side
+
+
+def photo_path(name: str) -> Path:
+    """Where an installed scikit-image or matplotlib keeps the photograph ``name``."""
+    import matplotlib
+    import skimage
+
+    sk = Path(skimage.__file__).parent / "data" / name
+    return sk if sk.is_file() else Path(matplotlib.__file__).parent / "mpl-data" / "sample_data" / name
+
+
+def photo(name: str) -> np.ndarray:
+    """The photograph ``name`` (one of ``PHOTOS``) as H×W×3 uint8."""
+    from PIL import Image
+
+    if name not in PHOTOS:
+        raise KeyError(f"{name} is not one of the photographs with a known licence: {', '.join(PHOTOS)}")
+    with Image.open(photo_path(name)) as im:
+        return np.asarray(im.convert("RGB"))
+
+
+def photo_views(image: np.ndarray, crops: int = PHOTO_CROPS, seed: int = 0) -> list[np.ndarray]:
+    """The photo whole and as ``crops`` random square crops (30–90 % of its shorter side): the same photo framed
+    as a person might, seen at other scales."""
+    rng = np.random.default_rng(seed)
+    h, w = image.shape[:2]
+    out = [image]
+    for _ in range(crops):
+        s = int(min(h, w) * rng.uniform(0.3, 0.9))
+        y, x = rng.integers(0, h - s + 1), rng.integers(0, w - s + 1)
+        out.append(image[y:y + s, x:x + s])
+    return out
 
 
 # --- the check a capability runs -----------------------------------------------------------------
@@ -304,5 +443,5 @@ class DomainCheck:
 def check_inputs(capability: str, images, masks=None) -> DomainCheck:
     """Score an upload as the model sees it (uint8 images at its working size; masks for masked views)."""
     stats = load_domain(capability)
-    d = stats.distance(features(images, masks, CANONICAL_JPEG.get(capability)))
+    d = stats.score(images, masks)
     return DomainCheck(capability, float(np.median(d)), stats.threshold, len(d))

@@ -68,3 +68,9 @@ def cached_split(split: str, cache_dir, limit: int | None = None, workers: int =
 
     seeds = SPLITS[split] if limit is None else SPLITS[split][:limit]
     return cached_arrays(Path(cache_dir) / f"counterfactual_{split}_{len(seeds)}.npz", seeds, make_arrays, workers)
+
+
+def ood_inputs(seed0: int, n: int = 1000) -> tuple[list[np.ndarray], None]:
+    """``n`` held-out examples from seed ``seed0`` on, as the classifier sees them (32×32), for the out-of-domain
+    statistics (``training/ood_calibration.py``); no masks. The default ``n`` is the fit split's."""
+    return [make_example(seed0 + i).image for i in range(n)], None

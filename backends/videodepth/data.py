@@ -158,3 +158,61 @@ def sample_windows(clips: dict[str, np.ndarray], rng: np.random.Generator, n_fra
         disps.append(disparity_target(depth))
         positions.append(idx)
     return np.stack(rgbs), np.stack(disps), np.stack(positions)
+
+
+# --- the out-of-domain statistics (backends.common.ood, training/ood_calibration.py) ---------------------------
+# Videos arrive through lossy codecs (the tab's own examples are H.264) and their artefacts look like the fine
+# detail that tells photos apart; one JPEG round trip of every frame, reference and upload alike, gives them all
+# a compression history. The statistics carry it (``DomainStats.jpeg_quality``), so the check applies it too.
+OOD_JPEG_QUALITY = 95
+OOD_FRAMES_PER_CLIP = 2  # frames kept per rendered clip (spread over it): frames of one clip are much alike
+
+
+def ood_inputs(seed0: int, n: int = 2000, h264: bool = True) -> tuple[list[np.ndarray], None]:
+    """``n`` frames of held-out clips from seed ``seed0`` on, as the model sees an upload (64×64), for the
+    out-of-domain statistics; the default ``n`` is the fit split's (the video worlds vary most: paths, textures,
+    lighting). ``h264``: every other clip through H.264 first, as an uploaded video arrives (like the tab's
+    examples), so codec artefacts are part of the synthetic world the score knows."""
+    clips = max(1, -(-n // OOD_FRAMES_PER_CLIP))
+    frames = []
+    for i in range(clips):
+        clip = render_clip(seed0 + i, 6).rgb  # a short path
+        if h264 and i % 2:
+            clip = h264_round_trip(clip)
+        frames.extend(clip[np.linspace(0, len(clip) - 1, OOD_FRAMES_PER_CLIP).round().astype(int)])
+    return frames[:n], None
+
+
+def h264_round_trip(frames: np.ndarray, fps: float = 10.0) -> np.ndarray:
+    """The frames after writing them as H.264 (``common.video.write_mp4``, as the examples are) and decoding."""
+    import tempfile
+
+    from backends.common.video import iter_video_frames, write_mp4
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "clip.mp4"
+        write_mp4(list(frames), path, fps=fps)
+        return np.stack(list(iter_video_frames(path, 1024)))
+
+
+def ood_view(image: np.ndarray, max_side: int = SIZE) -> np.ndarray:
+    """A photo (H×W×3 uint8) as the embedded model sees it: the run's working size (``service.working_size``) by
+    a box filter, as ``service`` resizes every frame. What the out-of-domain score of a real photo is taken of."""
+    from PIL import Image
+
+    from .service import working_size
+
+    w, h = working_size(image.shape[1], image.shape[0], max_side, embedded_size_multiple())
+    return np.asarray(Image.fromarray(np.asarray(image, np.uint8)).resize((w, h), Image.Resampling.BOX))
+
+
+def embedded_size_multiple() -> int:
+    """``VideoDepthPipeline.size_multiple`` of the embedded model, from its configs (without loading it)."""
+    import json
+
+    from backends.common.settings import get_settings
+
+    folder = get_settings().assets_dir / "videodepth-embedded"
+    vae, unet = (json.loads((folder / f / "config.json").read_text()) for f in ("vae", "unet"))
+    factor = vae.get("patch_size") or 2 ** (len(vae["block_out_channels"]) - 1)
+    return int(factor) * 2 ** (len(unet["block_out_channels"]) - 1)

@@ -63,6 +63,18 @@ def test_example_estimate_run_and_raw_outputs(client):
         client.predict(99, api_name="/videodepth_point_cloud")
 
 
+def test_run_by_named_parameters_the_rest_at_the_requests_defaults(client):
+    """A script names what it sets (the request's field names) and leaves the rest at their defaults."""
+    clip = example(client, "room A · 48 frames")
+    _, status, _, files, _, summary = client.predict(input_path=handle_file(clip), num_inference_steps=1, stride=8,
+                                                     max_frames=12, baseline_frames=0, api_name="/videodepth_run")
+    assert status.startswith("**Done:** 12 frame(s) at 64×64") and summary["frames"] == 12
+    card = json.loads(Path(next(f for f in files if f.endswith("run.json"))).read_text())["request"]
+    assert (card["num_inference_steps"], card["stride"], card["max_frames"], card["baseline_frames"]) == (1, 8, 12, 0)
+    assert (card["model_id"], card["max_side"], card["window"], card["colormap"], card["long_video"]) == \
+        (MODEL, 64, 32, "Spectral", "auto")  # the request's defaults
+
+
 def test_a_downloaded_run_card_replays_to_the_same_disparity(client, tmp_path):
     """Download every file of a run into one folder, `iclr25-studio replay run.json --out again`: the same depth."""
     import shutil

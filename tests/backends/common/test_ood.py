@@ -6,18 +6,11 @@ import pytest
 from PIL import Image
 
 from backends.common import ood
-from training.ood_calibration import TEST_SEEDS
+from training.ood_calibration import TEST_SEED0
 
 
 def photo(name: str) -> np.ndarray:
-    from pathlib import Path
-
-    import matplotlib
-    import skimage
-
-    sk = Path(skimage.__file__).parent / "data" / name
-    path = sk if sk.is_file() else Path(matplotlib.__file__).parent / "mpl-data" / "sample_data" / name
-    return np.asarray(Image.open(path).convert("RGB"))
+    return np.asarray(Image.open(ood.photo_path(name)).convert("RGB"))
 
 
 PHOTOS = ("astronaut.png", "coffee.png", "motorcycle_left.png", "grace_hopper.jpg")
@@ -28,7 +21,7 @@ def test_counterfactual_renders_pass_and_photos_are_flagged():
     from backends.counterfactual.service import prepare_image
 
     for i in range(3):
-        check = ood.check_inputs("counterfactual", [make_example(TEST_SEEDS["counterfactual"] + i).image])
+        check = ood.check_inputs("counterfactual", [make_example(TEST_SEED0 + i).image])
         assert check.in_domain and check.notice == "", check
     for name in PHOTOS:
         check = ood.check_inputs("counterfactual", [prepare_image(photo(name), 32)])
@@ -36,18 +29,33 @@ def test_counterfactual_renders_pass_and_photos_are_flagged():
         assert "i2sb-imagenet-freeform" in check.notice and "resnet50-imagenet" in check.notice
 
 
-def test_videodepth_clips_pass_and_photo_frames_are_flagged():
-    from backends.videodepth.data import render_clip
-    from bench.realinputs import videodepth_view
+def test_videodepth_clips_pass_and_held_out_photos_are_flagged():
+    """The photos the statistics were never fitted on nor calibrated with (an animal, an object close-up, a
+    greyscale portrait, a texture, a micrograph), each whole as a person uploads it, seen at the working size."""
+    from backends.videodepth.data import ood_view, render_clip
 
+    stats = ood.load_domain("videodepth")
+    assert not set(stats.meta["fit_photos"]) & set(ood.HELD_OUT_PHOTOS)  # nothing held out was fitted on
+    assert stats.direction is not None and stats.jpeg_quality == 95
     for i in range(2):
-        frames = render_clip(TEST_SEEDS["videodepth"] + i, 4).rgb
+        frames = render_clip(TEST_SEED0 + i, 4).rgb
         check = ood.check_inputs("videodepth", list(frames))
         assert check.in_domain and check.inputs == 4, check
-    for name in PHOTOS:
-        check = ood.check_inputs("videodepth", [videodepth_view(photo(name))])
-        assert not check.in_domain, name
+    assert {"chelsea.png", "coffee.png"} <= set(ood.HELD_OUT_PHOTOS)  # the animal and the close-up
+    for name in ood.HELD_OUT_PHOTOS:
+        check = ood.check_inputs("videodepth", [ood_view(photo(name))])
+        assert not check.in_domain, (name, check)
         assert "`iclr25-studio models download depth-any-video`" in check.notice
+
+
+def test_the_photo_sets_are_disjoint_and_licensed():
+    assert set(ood.FIT_PHOTOS).isdisjoint(ood.HELD_OUT_PHOTOS)
+    assert set(ood.FIT_PHOTOS) | set(ood.HELD_OUT_PHOTOS) == set(ood.PHOTOS)
+    for name, licence in ood.PHOTOS.items():
+        assert ood.photo_path(name).is_file() and ("CC0" in licence or "public domain" in licence
+                                                   or "no known copyright" in licence), name
+    with pytest.raises(KeyError):
+        ood.photo("motorcycle_left.png")  # its licence is not stated: never used
 
 
 def test_the_tabs_h264_example_clips_pass():
@@ -62,13 +70,13 @@ def test_the_tabs_h264_example_clips_pass():
         assert check.in_domain, (name, check)
 
 
+@pytest.mark.timeout(900)  # it may be the process's first build of the body model (tests/conftest.py)
 def test_avatar_views_pass_and_photos_are_flagged_as_taken_or_cut_out():
-    from backends.avatar.data import sample_subject
-    from bench.realinputs import ellipse_mask
-    from training.ood_calibration import avatar_view
+    from backends.avatar.data import ood_inputs
+    from bench.realinputs import avatar_view, ellipse_mask
 
-    sample = sample_subject(TEST_SEEDS["avatar"], 2, 64)
-    check = ood.check_inputs("avatar", [avatar_view(v.rgb, v.mask)[0] for v in sample.views])
+    views, _ = ood_inputs(TEST_SEED0, 2)
+    check = ood.check_inputs("avatar", views)
     assert check.in_domain, check
     for name in ("astronaut.png", "grace_hopper.jpg"):
         img = photo(name)
@@ -105,3 +113,32 @@ def test_fit_stats_threshold_is_the_calibration_quantile_and_survives_save_load(
 def test_auroc():
     assert ood.auroc(np.array([0.0, 1.0]), np.array([2.0, 3.0])) == 1.0
     assert ood.auroc(np.array([1.0]), np.array([1.0])) == 0.5
+
+
+def test_a_photo_direction_finds_what_tells_photos_apart_and_survives_save_load(tmp_path):
+    rng = np.random.default_rng(1)
+    d = len(ood.FEATURE_NAMES)
+    synthetic, calib = rng.normal(size=(600, d)), rng.normal(size=(400, d))
+    photos = rng.normal(size=(120, d))
+    photos[:, 3] += 2.5  # photos differ from the renders in one statistic only, which the distance dilutes
+    direction = ood.photo_direction(synthetic, photos, weight=3.0)
+    assert np.argmax(np.abs(direction)) == 3
+    mean, scale = ood.standardizer(synthetic)
+    assert np.std((synthetic - mean) / scale @ direction) == pytest.approx(3.0)
+    plain = ood.fit_stats(synthetic, calib, 0.98)
+    weighted = ood.fit_stats(synthetic, calib, 0.98, direction=direction)
+    assert np.mean(weighted.distance(photos) > weighted.threshold) > np.mean(plain.distance(photos) > plain.threshold) + 0.2
+    weighted.jpeg_quality = 95
+    loaded = ood.DomainStats.load(weighted.save(tmp_path / "w.safetensors"))
+    assert loaded.jpeg_quality == 95 and np.allclose(loaded.direction, direction)
+    assert np.allclose(loaded.distance(photos), weighted.distance(photos), rtol=1e-5)
+    assert ood.DomainStats.load(plain.save(tmp_path / "p.safetensors")).direction is None
+
+
+def test_the_threshold_flags_photos_and_never_more_synthetic_inputs_than_the_quantile():
+    synthetic = np.arange(100) / 100  # 0.00 … 0.99
+    # a gap above the synthetic inputs: the threshold sits in its middle
+    assert ood.choose_threshold(synthetic, np.array([2.0, 3.0, 4.0]), 0.98) == pytest.approx((0.99 + 2.0) / 2)
+    # photos among the synthetic inputs: it does not go below their quantile to catch them
+    t = ood.choose_threshold(synthetic, np.array([0.5, 3.0]), 0.98)
+    assert np.mean(synthetic > t) <= 0.02 and t < 3.0

@@ -84,3 +84,17 @@ def test_resume_continues_a_stopped_run(tmp_path):
     # the same depth; runs in other processes (other thread counts) may round a float16 value the other way
     assert np.abs(replayed - resumed).max() <= 2e-3 and np.abs(replayed - resumed).mean() < 1e-4
     assert json.loads((again / "run.json").read_text())["result"]["resumed_at_frame"] == 0
+
+
+def test_a_real_photo_it_was_never_calibrated_on_gets_the_notice_and_its_depth(tmp_path):
+    """As a person tries it: a photograph of an animal (held out of the out-of-domain calibration) through the CLI
+    with the embedded model gives depth and says the model does not know such inputs."""
+    from backends.common.ood import HELD_OUT_PHOTOS, photo_path
+
+    assert "chelsea.png" in HELD_OUT_PHOTOS
+    res = cli("--input", photo_path("chelsea.png"), "--out", tmp_path / "out", "--steps", 1)
+    assert res.returncode == 0, res.stderr
+    line = json.loads(res.stdout.strip().splitlines()[-1])
+    assert line["frames"] == 1 and line["domain"]["in_domain"] is False
+    assert "note: This input looks unlike anything the embedded model was trained on" in res.stderr
+    assert "iclr25-studio models download depth-any-video" in res.stderr
