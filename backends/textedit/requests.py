@@ -123,11 +123,12 @@ class Sampling:
                                "templates: " + ", ".join(f"'{t}'" for t in TEMPLATES) + ").")
     seed: int = seed_param("Same seed and settings → the same image; every action draws its noise from it.")
     num_inference_steps: int | None = param(None, minimum=1, maximum=MAX_STEPS, label="Steps", cli=("--steps",),
-                                            help="Denoising steps per image: fewer is faster and rougher "
-                                                 "(the embedded model's preset: "
+                                            help="Denoising steps per image: fewer is faster and rougher; empty: "
+                                                 "the model's preset (the embedded model's: "
                                                  f"{PRESETS[DEFAULT_MODEL].num_inference_steps}).")
     guidance_scale: float | None = param(None, minimum=1.0, maximum=30.0, label="Guidance scale", cli=("--guidance",),
-                                         help="Classifier-free guidance: how closely the image follows the prompt.")
+                                         help="Classifier-free guidance: how closely the image follows the "
+                                              "prompt; empty: the model's preset.")
 
     def validate(self) -> None:
         check_request(self)  # every declared field in its range (what Action.run_here checks too)
@@ -243,7 +244,7 @@ class EditRequest(Sampling):
                                           "(e.g. '3, 4'); empty: the model's localized layers.")
     start_step: int | None = param(None, minimum=0, maximum=MAX_STEPS, label="Patch from step",
                                    help="The layers take the new word from this step on; earlier steps keep the "
-                                        "original's layout (the embedded model's preset: "
+                                        "original's layout; empty: the model's preset (the embedded model's: "
                                         f"{PRESETS[DEFAULT_MODEL].edit_start_step}).")
     region: tuple[int, int, int, int] | None = param(None, label="Region",
                                                      help="A box x0, y0, x1, y1 in image pixels over the text: "
