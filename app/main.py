@@ -16,7 +16,7 @@ from app.components.warmup import PRELOAD  # noqa: E402
 from app.tabs import all_tabs, grouped  # noqa: E402
 from backends.common.executor import current_executor  # noqa: E402
 from backends.common.memory import limit_arenas, start_trimming  # noqa: E402
-from backends.common.modelbuild import start_preload  # noqa: E402
+from backends.common.modelbuild import preload, start_preload  # noqa: E402
 from backends.common.settings import Settings, get_settings  # noqa: E402
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -144,14 +144,15 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
         from app.components.mcp_state import install
 
         install()
-    blocking = not options.pop("prevent_thread_lock", False)
+    if options.pop("prevent_thread_lock", False):
+        # the caller goes on in this process (tests, benches): everything is imported first, on this thread, so
+        # nothing it does next can import beside the preload
+        preload(PRELOAD)
+        return demo.launch(**options, prevent_thread_lock=True)
     out = demo.launch(**options, prevent_thread_lock=True)
     # torch, diffusers, transformers and the backends are imported once, on one thread, once the page is
     # served (not before: the first page comes sooner); a handler that runs first imports them itself under the
     # same lock (app.components.warmup), so no two threads import them for the first time
-    imports = start_preload(PRELOAD)
-    if not blocking:
-        imports.join()  # the caller goes on in this process: it must not import beside the preload either
-        return out
+    start_preload(PRELOAD)
     demo.block_thread()
     return out

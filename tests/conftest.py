@@ -36,6 +36,27 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(ANNY_FIRST_BUILD_TIMEOUT_S))
 
 
+_EXIT_STATUS: list[int] = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _EXIT_STATUS.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """The process ends with pytest's verdict, not with what the interpreter's shutdown does afterwards: the live
+    app's daemon threads (a model warm-up that a page started) may still be inside torch when Python tears down
+    (``terminate called without an active exception``, exit 134), and open3d sets exit status 1 whenever its
+    allocator still holds memory at exit (isl-org/Open3D#3666). Everything pytest reports is written by now."""
+    if _EXIT_STATUS:
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT_STATUS[-1])
+
+
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path_factory, monkeypatch):
     """Each test starts from the environment's settings with an empty models folder of its own."""
