@@ -36,16 +36,16 @@ class SceneRequest:
                                      help="How many denoising steps make each picture: fewer is faster, rougher.")
     guidance_scale: float | None = param(None, minimum=0.0, maximum=15.0, step=0.5, label="CFG (empty: the model's own)",
                                          cli=("--guidance",),
-                                         help="Classifier-free guidance: how strongly the picture follows the prompt "
-                                              "(the models' own: embedded 5, SD 7.5).")
+                                         help="Classifier-free guidance: how strongly the picture follows the prompt; "
+                                              "empty: the model's own (embedded 5, SD 7.5).")
     method: str = param("bas", choices=METHODS, label="Stage method",
                         help="How a new stage keeps the earlier objects: bas = Build-A-Scene (blending + DSA, the "
                              "paper's), masactrl = MasaCtrl mutual attention, blend = latent blending only.")
     blend_fraction: float | None = param(None, minimum=0.0, maximum=1.0, step=0.05,
                                          label="Blended fraction of steps (empty: the model's own)", cli=("--blend",),
                                          help="For this share of the steps, everything outside the edited box is "
-                                              "copied from the previous stage (latent blending; published 0.9, "
-                                              "embedded model 0.95).")
+                                              "copied from the previous stage (latent blending); empty: the model's "
+                                              "own (published 0.9, embedded model 0.95).")
     dsa_start_fraction: float = param(0.5, minimum=0.0, maximum=1.0, step=0.05, label="DSA from this fraction of the steps",
                                       help="Dynamic Self-Attention: from here on, the new object also looks at the "
                                            "previous stage's objects, so it fits in with them.")

@@ -150,7 +150,8 @@ def test_an_expired_scene_says_so_and_rebuilds_from_its_run_card(live_app, tmp_p
 
 
 def test_the_depth_preview_answers_while_another_user_generates(client, live_app):
-    """Layout edits have their own queue: a live depth preview never waits behind a generation."""
+    """Layout edits have their own queue: a live depth preview never waits behind a generation (it answers while
+    the generation is still running; no clock: pytest-timeout guards against a hang)."""
     import time
 
     from gradio_client import Client
@@ -158,17 +159,13 @@ def test_the_depth_preview_answers_while_another_user_generates(client, live_app
     heavy = Client(live_app[1], verbose=False)  # another user
     job = heavy.submit(json.dumps(LAYOUT), "layout3d-embedded", 3, 50, 3.0, "bas", 0.9, 0.5, "multiply", False,
                        api_name="/layout3d_generate")
-    deadline = time.time() + 120
-    while time.time() < deadline and not any("stage" in str(o) or o[0] is not None for o in job.outputs()):
-        time.sleep(0.2)
+    while not job.done() and not any("stage" in str(o) or o[0] is not None for o in job.outputs()):
+        time.sleep(0.2)  # until the generation is under way (its first preview or status)
     try:
         assert not job.done()
-        t0 = time.perf_counter()
         _, _, msg, _ = client.predict(json.dumps(LAYOUT), api_name="/layout3d_depth")
-        waited = time.perf_counter() - t0
         assert "valid layout" in msg
         assert not job.done(), "the generation ended first, so this test proved nothing"
-        assert waited < 30
     finally:
         heavy.predict(api_name="/layout3d_stop")
         job.result(timeout=180)
