@@ -21,7 +21,7 @@ from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.layout3d.actions import SCENE
 from backends.layout3d.layout import MAX_BOXES, Layout, preview_depth
-from backends.layout3d.models import DEFAULT_MODEL, MODEL_PARTS
+from backends.layout3d.models import DEFAULT_MODEL, MODEL_DEFAULTS, MODEL_PARTS
 from backends.layout3d.outputs import enlarge, history_items, last_stage_files, scene_picture
 from backends.layout3d.requests import SceneRequest
 from backends.layout3d.uploads import layout_from_rows, read_layout_file, read_scene_card, with_scene_prompt
@@ -234,12 +234,9 @@ def on_load(layout_file):
 
 
 # --- the scene action: requests in, the result shown --------------------------------------------
-def generate_request(layout, model, seed, num_inference_steps, guidance_scale=None, method=None, blend_fraction=None,
-                     dsa_start_fraction=None, dsa_masking=None, show_masks=None, scene_key=None):
+def generate_request(layout, model, seed, num_inference_steps, guidance_scale, method, blend_fraction,
+                     dsa_start_fraction, dsa_masking, show_masks, scene_key):
     """Generate: a new scene (kept under this session's key; a stopped Generate leaves the old one).
-
-    ``guidance_scale=None`` makes it optional on the API (empty: the model's own); the parameters after it need a
-    default too, but the API's defaults for them are their controls' values (the request's defaults).
 
     Args:
         show_masks: Tint each object's mask, as it was created, in its box colour over the scene picture.
@@ -376,6 +373,18 @@ def named_choices(component: gr.Radio, names: dict[str, str]) -> gr.Radio:
     return component
 
 
+def model_defaults(model: str) -> tuple[float, float]:
+    """The CFG and blended fraction the model uses when a request leaves them out (``models.MODEL_DEFAULTS``)."""
+    defaults = MODEL_DEFAULTS.get(model, MODEL_DEFAULTS[DEFAULT_MODEL])
+    return defaults.guidance_scale, defaults.blend_fraction
+
+
+def show_model_defaults(ui: SimpleNamespace, model: str) -> None:
+    """The CFG and blending sliders start at the model's own values: the request's default for them is "not given"
+    (the model's own), which a slider cannot show; a change of model moves them to the new model's (``wire_layout``)."""
+    ui.guidance.value, ui.blend.value = model_defaults(model)
+
+
 def layout_column(ui: SimpleNamespace) -> None:
     gr.HTML(EDITOR_HTML, html_template="${value}", css_template=EDITOR_CSS, js_on_load=_editor_js(),
             elem_id="l3d-editor", apply_default_css=False, server_functions=[editor_add_box, editor_prompt_words])
@@ -404,14 +413,14 @@ def settings_column(ui: SimpleNamespace) -> None:
     download_beside(ui.model, "l3d", parts=MODEL_PARTS)
     with gr.Row():
         ui.steps = control(SceneRequest, "num_inference_steps", elem_id="l3d-steps")
-        # empty (the request's default): the chosen model's own guidance, so SD gets its 7.5 and the embedded its 5
-        ui.guidance = control(SceneRequest, "guidance_scale", widget="number", elem_id="l3d-guidance")
+        ui.guidance = control(SceneRequest, "guidance_scale", elem_id="l3d-guidance")
     ui.method = named_choices(control(SceneRequest, "method", widget="radio", elem_id="l3d-method"), METHOD_NAMES)
     with gr.Accordion("Advanced (published defaults)", open=False):
-        ui.blend = control(SceneRequest, "blend_fraction", widget="number", elem_id="l3d-blend")
+        ui.blend = control(SceneRequest, "blend_fraction", elem_id="l3d-blend")
         ui.dsa_start = control(SceneRequest, "dsa_start_fraction", elem_id="l3d-dsa-start")
         ui.masking = named_choices(control(SceneRequest, "dsa_masking", widget="radio", elem_id="l3d-masking"),
                                    MASKING_NAMES)
+    show_model_defaults(ui, DEFAULT_MODEL)
     with gr.Row():
         ui.gen_btn = gr.Button("Generate", variant="primary", elem_id="l3d-generate")
         ui.next_btn = gr.Button("Next stage", variant="secondary", elem_id="l3d-next")
@@ -453,6 +462,8 @@ def wire_layout(demo: gr.Blocks, ui: SimpleNamespace) -> None:
                           api_name="layout3d_check_words", show_progress="hidden", **light)
     ui.model.change(layout_words, inputs=[ui.layout_json, ui.model], outputs=ui.words_md, api_visibility="private",
                     show_progress="hidden", **light)
+    ui.model.change(model_defaults, inputs=ui.model, outputs=[ui.guidance, ui.blend], api_visibility="private",
+                    queue=False, show_progress="hidden")
     gr.api(user_errors(add_box_text), api_name="layout3d_add_box", **light)
     # Progress and an error show on a status line only, the error as a note there: a bad input must not
     # badge the layout, the scene, its history and its downloads with "Error" (they stay as they were).

@@ -10,33 +10,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from backends.common.errors import InputError
 
+from .models import EMBEDDED_DEFAULTS, SD_DEFAULTS, ModelDefaults  # noqa: F401 (re-exported)
 from .pipeline import BuildAScenePipeline
 
 SD_PREFIX = "4k, high-res, realistic, "
 SD_NEGATIVE = "blurry, text, caption, lowquality, lowresolution, low-res, grainy, ugly"
 
 
-@dataclass(frozen=True)
-class ModelDefaults:
-    size: int
-    guidance_scale: float
-    num_inference_steps: int = 20
-    blend_fraction: float = 0.9  # the published default
-
-
-# The tiny embedded model changes more in the free harmonising steps than SD does: blending 19 of 20
-# steps keeps earlier objects at 31.4 dB instead of 28.5 dB (8 bench episodes, box-1 crop PSNR). Blending
-# all 20 keeps them at 40.3 dB but gets fewer boxes right on the full bench (0.80 vs 0.84 of 96; crowded
-# 0.57 vs 0.56 of 144, though 0.69 vs 0.64 on 48 selection episodes), so 19 of 20 stays.
-EMBEDDED_DEFAULTS = ModelDefaults(size=64, guidance_scale=5.0, blend_fraction=0.95)
-SD_DEFAULTS = ModelDefaults(size=512, guidance_scale=7.5)
 
 
 def load_embedded(folder: Path, device="cpu", dtype=torch.float32, name: str = "layout3d-embedded") -> BuildAScenePipeline:

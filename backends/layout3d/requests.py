@@ -34,18 +34,19 @@ class SceneRequest:
     seed: int = seed_param("Same seed, same layout, same settings → the same pictures.")
     num_inference_steps: int = param(20, minimum=2, maximum=50, label="DDIM steps (paper: 20)", cli=("--steps",),
                                      help="How many denoising steps make each picture: fewer is faster, rougher.")
-    guidance_scale: float | None = param(None, minimum=0.0, maximum=15.0, step=0.5, label="CFG (empty: the model's own)",
+    guidance_scale: float | None = param(None, minimum=0.0, maximum=15.0, step=0.5, label="CFG (embedded 5; SD 7.5)",
                                          cli=("--guidance",),
-                                         help="Classifier-free guidance: how strongly the picture follows the prompt; "
-                                              "empty: the model's own (embedded 5, SD 7.5).")
+                                         help="Classifier-free guidance: how strongly the picture follows the prompt "
+                                              "(not given: the model's own).")
     method: str = param("bas", choices=METHODS, label="Stage method",
-                        help="How a new stage keeps the earlier objects: bas = Build-A-Scene (blending + DSA, the "
-                             "paper's), masactrl = MasaCtrl mutual attention, blend = latent blending only.")
+                        help="How a new stage keeps the earlier objects: the paper's method (bas) or a baseline "
+                             "(masactrl, blend).")
     blend_fraction: float | None = param(None, minimum=0.0, maximum=1.0, step=0.05,
-                                         label="Blended fraction of steps (empty: the model's own)", cli=("--blend",),
+                                         label="Blended fraction of steps (published 0.9; embedded model 0.95)",
+                                         cli=("--blend",),
                                          help="For this share of the steps, everything outside the edited box is "
-                                              "copied from the previous stage (latent blending); empty: the model's "
-                                              "own (published 0.9, embedded model 0.95).")
+                                              "copied from the previous stage (latent blending). Not given: the "
+                                              "model's own (published 0.9, embedded 0.95).")
     dsa_start_fraction: float = param(0.5, minimum=0.0, maximum=1.0, step=0.05, label="DSA from this fraction of the steps",
                                       help="Dynamic Self-Attention: from here on, the new object also looks at the "
                                            "previous stage's objects, so it fits in with them.")

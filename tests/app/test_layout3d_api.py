@@ -49,8 +49,8 @@ def test_generate_next_stage_and_go_back(client):
 
 
 def test_generate_takes_named_parameters_the_rest_their_defaults(client):
-    """`client.predict(api_name=..., **named)`: a script names what it sets; the others are the request's defaults
-    (guidance and blending left empty: the model's own, 5 and 0.95 for the embedded model)."""
+    """`client.predict(api_name=..., **named)`: a script names what it sets; the others are the tab's controls'
+    values (the request's defaults; CFG and blending: the default model's own, 5 and 0.95)."""
     from backends.layout3d.requests import SceneRequest
 
     *_, summary, files = client.predict(layout=json.dumps(ONE_BOX), num_inference_steps=3, seed=9,
@@ -61,7 +61,7 @@ def test_generate_takes_named_parameters_the_rest_their_defaults(client):
     assert settings["guidance_scale"] == 5.0 and settings["blend_fraction"] == 0.95
     assert settings["method"] == SceneRequest.method and settings["dsa"]["masking"] == SceneRequest.dsa_masking
     card = json.loads(Path(next(f for f in files if f.endswith("run.json"))).read_text())
-    assert card["request"]["model"] == "layout3d-embedded" and card["request"]["guidance_scale"] is None
+    assert card["request"]["model"] == "layout3d-embedded" and card["request"]["num_inference_steps"] == 3
     with pytest.raises(Exception, match="maximum value 50|from 2 to 50"):  # the request's range, on the API too
         client.predict(layout=json.dumps(ONE_BOX), num_inference_steps=500, api_name="/layout3d_generate")
 

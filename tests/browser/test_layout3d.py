@@ -43,6 +43,13 @@ def add_box(page, prompt: str):
     page.locator("#l3d-editor .be-add").click()
 
 
+def box_position(page, i: int) -> dict:
+    """Where box ``i`` is on the screen, the editor scrolled into view first (pressing Generate, lower on the
+    page, may have scrolled it out)."""
+    page.locator("#l3d-editor canvas").scroll_into_view_if_needed()
+    return page.evaluate(f"document.querySelector('#l3d-editor .box-editor').boxScreenPosition({i})")
+
+
 def download(page, name: str) -> bytes:
     href = page.locator(f'#l3d-files a[download="{name}"]').first.get_attribute("href")
     return page.request.get(href).body()
@@ -71,9 +78,9 @@ def test_add_two_boxes_generate_drag_one_next_stage_keeps_the_other(page):
 
     # drag box 2 across the floor, towards the camera and the middle; box 1 is clicked first so that the
     # gizmo (on box 2 since it was added) does not catch the drag and move it along one axis only
-    first = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(0)")
+    first = box_position(page, 0)
     page.mouse.click(first["x"], first["y"])
-    pos = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(1)")
+    pos = box_position(page, 1)
     page.mouse.move(pos["x"], pos["y"])
     page.mouse.down()
     page.mouse.move(pos["x"] - 25, pos["y"] + 8, steps=10)
@@ -102,7 +109,7 @@ def test_delete_the_first_box_is_one_removal_and_the_others_stay(page):
     it is not re-prompted or moved into box 1's place), and box 2's object is kept."""
     boxes, before = generate_two_boxes(page)
     status = page.locator("#l3d-status")
-    first = page.evaluate("document.querySelector('#l3d-editor .box-editor').boxScreenPosition(0)")
+    first = box_position(page, 0)
     page.mouse.click(first["x"], first["y"])
     page.locator("#l3d-editor [data-act=delete]").click()
     expect(page.locator("#l3d-table")).not_to_contain_text("a red cube", timeout=30_000)
