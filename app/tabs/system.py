@@ -82,8 +82,8 @@ def _downloads(models: gr.Dataframe) -> SimpleNamespace:
     """A *Download* for the chosen model and one beside each missing model of the registry."""
     with gr.Accordion("Download the papers' models", open=True, elem_id="system-downloads"):
         gr.Markdown("Each missing model that is on the Hugging Face Hub has a *Download* button: its licence is "
-                    "shown first, the disk space is checked before it starts, Stop keeps what has arrived and the "
-                    "next Download resumes it. Gated models need their licence accepted on huggingface.co and "
+                    "shown first, the disk space is checked before it starts, Stop keeps the files that arrived whole "
+                    "and the next Download fetches the rest. Gated models need their licence accepted on huggingface.co and "
                     "`hf auth login` on this machine first.")
         with gr.Row():
             model_id = field_spec(DownloadRequest, "model_id")  # its choices are the registry's Hub models
