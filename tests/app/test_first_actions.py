@@ -26,7 +26,7 @@ from bench.sample_requests import (
     videodepth_settings,
 )
 
-STARTS = 2  # fresh server starts (each ~30-60 s on two busy cores)
+STARTS = 1  # one fresh server start (~90 s on 2 cores: the two of earlier sessions took 182 s of a 25-minute suite)
 
 
 def first_actions(url: str, clip: str, tmp: Path) -> dict:
