@@ -30,24 +30,6 @@ def _run(action, request, cancel=None, stop_at=None):
     return events, result
 
 
-@pytest.fixture
-def counted_batches(monkeypatch):
-    """``gops.search.search`` calls (the agent's search batches), with a token cancelled during the k-th."""
-    from backends.games.gops import search as gs
-
-    calls, real, plan = {"n": 0}, gs.search, {}
-
-    def search(*args):
-        calls["n"] += 1
-        if calls["n"] == plan.get("at"):
-            plan["token"].cancel()
-        return real(*args)
-
-    monkeypatch.setattr(gs, "search", search)
-    calls["cancel_at"] = lambda k, token: plan.update(at=k, token=token)
-    return calls
-
-
 def test_a_gops_bid_reports_the_agents_search_and_returns_the_players_view():
     match_id, _ = gops.start(GopsMatchRequest(5, prize_order="descending", opponent="mcts", simulations=6400, seed=1))
     events, turn = _run(GOPS_PLAY, GopsPlayRequest(match_id, 5))

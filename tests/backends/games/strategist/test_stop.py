@@ -219,25 +219,6 @@ def _long_games(n: int):
     return match_tasks("mcts", None, "mcts", None, games=n, cards=13, tie_rule="discard", simulations=200_000, seed=1)
 
 
-@pytest.fixture
-def counted_batches(monkeypatch):
-    """The search batches played in this process (``gops.search.search`` calls): ``cancel_at(k, token)`` cancels
-    ``token`` during the k-th; ``calls["n"]`` counts them all."""
-    from backends.games.gops import search as gs
-
-    calls, real, plan = {"n": 0}, gs.search, {}
-
-    def search(*args):
-        calls["n"] += 1
-        if calls["n"] == plan.get("at"):
-            plan["token"].cancel()
-        return real(*args)
-
-    monkeypatch.setattr(gs, "search", search)
-    calls["cancel_at"] = lambda k, token: plan.update(at=k, token=token)
-    return calls
-
-
 def test_self_play_games_stop_at_the_next_search_batch(counted_batches):
     """In this process: stopped during a search batch of the first game, no batch is played after it."""
     from backends.common.parallel import run_tasks
