@@ -10,8 +10,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import gradio as gr  # noqa: E402
 
+from app.components import server_check  # noqa: E402
 from app.components.blocks import StudioBlocks  # noqa: E402
 from app.components.longwork import end_session  # noqa: E402
+from app.components.typed_values import keep_typed_values, typed_controls  # noqa: E402
 from app.components.warmup import PRELOAD  # noqa: E402
 from app.tabs import all_tabs, grouped  # noqa: E402
 from backends.common.executor import current_executor  # noqa: E402
@@ -59,6 +61,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
                 if tab.name == "system":
                     with gr.Tab(tab.title, id=tab.name, elem_id=f"tab-{tab.name}"):
                         tab.build(demo)
+        keep_typed_values(demo, typed_controls(demo))  # after every tab's own load handlers are registered
         demo.load(_device_badge, outputs=device_badge, api_visibility="private")
         demo.load(deep_link(tabs), outputs=[outer, *inner.values()], api_visibility="private", queue=False,
                   show_progress="hidden")
@@ -140,6 +143,7 @@ def launch(demo: gr.Blocks, settings: Settings | None = None, **kwargs):
     from app.components.downloads import start_cleanup
 
     start_cleanup()
+    server_check.install()
     if options.get("mcp_server"):
         from app.components.mcp_state import install
 

@@ -30,10 +30,21 @@ def _may_build_anny(path: Path) -> bool:
     return "avatar" in path.as_posix() or "body_model" in text or "anny" in text
 
 
+def _xdist_group(path: Path) -> str:
+    """Which pytest-xdist worker group a test file runs in (``--dist loadgroup``): a file's tests stay together
+    (its module fixtures are built once), and every file that may build anny shares one worker, so the
+    minute-long build happens once per run, not once per worker."""
+    return "anny" if _may_build_anny(path) else path.as_posix()
+
+
 def pytest_collection_modifyitems(config, items):
+    distributed = getattr(config.option, "dist", "no") != "no"
     for item in items:
-        if item.get_closest_marker("timeout") is None and _may_build_anny(Path(item.path)):
+        path = Path(item.path)
+        if item.get_closest_marker("timeout") is None and _may_build_anny(path):
             item.add_marker(pytest.mark.timeout(ANNY_FIRST_BUILD_TIMEOUT_S))
+        if distributed and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(path)))
 
 
 _EXIT_STATUS: list[int] = []

@@ -18,6 +18,7 @@ from app.components.imageeditor import editor_to_image_and_mask
 from app.components.model_choices import model_choices
 from app.components.model_download import download_beside
 from app.components.params import control, documented
+from app.components.typed_values import keep_typed_values
 from app.tabs import TabSpec
 from backends.common.params import field_spec
 from backends.textedit.actions import ACTIONS, ADAPTER_GENERATE, EDIT, FINETUNE, GENERATE, LOCALIZE, PROTECT
@@ -67,26 +68,11 @@ def build(demo: gr.Blocks) -> None:
     _wire_edit_protect(ui)
     _wire_finetune(ui)
     bind_stop(ui.stop_btn, ACTIONS, ui.status, api_name="textedit_stop")  # one Stop for every action
-    _keep_typed_values(demo, [ui.model, ui.template, ui.text, ui.seed, ui.steps, ui.layer_set, ui.layers_box,
+    # its load handlers write some of these (layer sets): the page-wide keep_typed_values leaves those out
+    keep_typed_values(demo, [ui.model, ui.template, ui.text, ui.seed, ui.steps, ui.layer_set, ui.layers_box,
                               ui.loc_new, ui.loc_pairs, ui.loc_start, ui.loc_heads, ui.loc_topk, ui.layer_pick,
                               ui.edit_new, ui.edit_start, ui.block, ui.prot_text, ui.benign, ui.ft_target,
                               ui.ft_steps, ui.ft_lr, ui.ft_batch, ui.ft_words])
-
-
-def _keep_typed_values(demo: gr.Blocks, controls: list) -> None:
-    """A value typed into a control of a tab opened a moment ago stays typed.
-
-    Gradio's page (6.x) draws the contents of a tab only when the tab is first opened, and a moment later (after
-    a tick, once the page settles, and one frame) writes every newly drawn component's initial properties into
-    it again (``render_previously_invisible_children`` in its frontend): whatever the person typed in between —
-    the Fine-tune tab's steps or batch typed at once — went back to its default. The page skips components whose
-    visibility the server set since it loaded, so this tells it, once per page load and before any tab is
-    opened (no queue), that these controls are visible: they are then drawn with their initial values and left
-    as the person sets them."""
-    def visible():
-        return [gr.update(visible=True)] * len(controls)
-
-    demo.load(visible, outputs=controls, api_visibility="private", queue=False, show_progress="hidden")
 
 
 # --- layout ----------------------------------------------------------------------------------------
