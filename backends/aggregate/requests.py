@@ -29,7 +29,7 @@ class AggregateRequest:
     problem: str = param("pathological", choices=PROBLEMS, label="Problem",
                          help="The paper's pathological 1-D case, scikit-learn's diabetes data, or a PDE "
                               "(Laplace, Burgers) solved here by several solvers.")
-    models: object = param(None, label="Models",
+    models: list | str | None = param(None, label="Models",
                            help="Which models take part (names, or comma-separated text); empty: all of the problem's.")
     n_train: int = param(10, minimum=4, maximum=140, label="Training-set size", cli=("--n",),
                          help="How much the aggregators learn from: points (pathological), rows (diabetes), "
@@ -50,7 +50,7 @@ class SweepRequest:
 
     problem: str = param("pathological", choices=PROBLEMS, label="Problem",
                          help="The problem whose training-set sizes are swept.")
-    models: object = param(None, label="Models",
+    models: list | str | None = param(None, label="Models",
                            help="Which models take part (names, or comma-separated text); empty: all of the problem's.")
     largest: int = param(80, minimum=8, maximum=140, label="Largest training set",
                          help="The sweep doubles the training set from 4 up to this size.")
