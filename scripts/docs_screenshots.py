@@ -161,6 +161,18 @@ def avalon(page) -> None:
     page.wait_for_timeout(4000)
 
 
+def aggregate(page) -> None:
+    from playwright.sync_api import expect
+
+    box = page.locator("#agg-problem input")
+    box.click()
+    page.get_by_role("option", name="laplace", exact=True).click()
+    expect(page.locator("#agg-models")).to_contain_text("spectral 16", timeout=LONG)
+    page.locator("#agg-run").click()
+    expect(page.locator("#agg-status")).to_contain_text("test MSE", timeout=LONG)
+    expect(page.locator("#agg-errors img")).to_be_visible(timeout=LONG)
+
+
 def system(page) -> None:
     from playwright.sync_api import expect
 
@@ -178,6 +190,7 @@ ACTIONS = {
     "avatar": [Shot("avatar.png", "avatar", avatar)],
     "videodepth": [Shot("videodepth.png", "videodepth", videodepth)],
     "games": [Shot("games.png", "games", gops), Shot("avalon.png", "games", avalon)],
+    "aggregate": [Shot("aggregate.png", "aggregate", aggregate)],
     "system": [Shot("system.png", "system", system)],
 }
 

@@ -28,11 +28,14 @@ INTRO = ("**MEVA** (ICLR 2025, Bourdais & Owhadi): combine black-box models poin
 def _controls(ui: SimpleNamespace) -> None:
     ui.problem = control(AggregateRequest, "problem", elem_id="agg-problem")
     first = AggregateRequest().problem
-    ui.models = gr.CheckboxGroup(list(MODELS[first]), value=list(MODELS[first]), label="Models that take part",
-                                 info="At least two; each model's errors are shown below.", elem_id="agg-models")
+    # a multiselect that accepts any name (the backend says which names the problem has): an API call may name the
+    # models of another problem than the one the page shows
+    ui.models = gr.Dropdown(list(MODELS[first]), value=list(MODELS[first]), multiselect=True, allow_custom_value=True,
+                            label="Models that take part", info="At least two; each model's errors are shown below.",
+                            elem_id="agg-models")
     ui.n_train = control(AggregateRequest, "n_train", elem_id="agg-n")
     ui.regularization = control(AggregateRequest, "regularization")
-    ui.max_iter = control(AggregateRequest, "max_iter")
+    ui.max_iter = control(AggregateRequest, "max_iter", elem_id="agg-iter")
     ui.seed = control(AggregateRequest, "seed", widget="number")
     with gr.Row():
         ui.run = gr.Button("Aggregate", variant="primary", elem_id="agg-run")

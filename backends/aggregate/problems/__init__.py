@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..catalog import MODELS as _MODELS
-from ..catalog import PROBLEMS
+from backends.aggregate.catalog import MODELS as _MODELS
+from backends.aggregate.catalog import PROBLEMS
 
 
 @dataclass

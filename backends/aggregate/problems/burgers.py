@@ -18,7 +18,8 @@ from functools import cache
 
 import numpy as np
 
-from ..catalog import MODELS as CATALOG
+from backends.aggregate.catalog import MODELS as CATALOG
+
 from . import Split, shipped_pool
 
 MODELS = CATALOG["burgers"]

@@ -23,7 +23,8 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.sparse import diags, identity, kron
 from scipy.sparse.linalg import spsolve
 
-from ..catalog import MODELS as CATALOG
+from backends.aggregate.catalog import MODELS as CATALOG
+
 from . import Split, shipped_pool
 
 MODELS = CATALOG["laplace"]

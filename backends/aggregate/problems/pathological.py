@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..catalog import MODELS as CATALOG
+from backends.aggregate.catalog import MODELS as CATALOG
+
 from . import Split
 
 MODELS = CATALOG["pathological"]
