@@ -34,13 +34,13 @@ def _write_sweep(result, folder):
 
 AGGREGATE = Action(
     name="aggregate_run", capability="aggregate", request_type=AggregateRequest, work=_aggregate, write=_write,
-    summary=lambda result: result.to_json(), heavy=False,
+    summary=lambda result: result.to_json(),
     description="MEVA, MEEA, stacking, the average, inverse-variance weighting and the best single model fitted on "
                 "one training set of a problem; test errors, weight maps and model errors.")
 
 SWEEP = Action(
     name="aggregate_sweep", capability="aggregate", request_type=SweepRequest, work=_sweep, write=_write_sweep,
-    summary=lambda result: result.to_json(), heavy=False,
+    summary=lambda result: result.to_json(),
     description="Test error of MEVA and MEEA as the training set doubles: where minimal-error aggregation overfits.")
 
 ACTIONS = (AGGREGATE, SWEEP)
