@@ -1,11 +1,13 @@
 """Run the same function over many tasks: in this process, in local worker processes, or as Ray tasks.
 
 Self-play tournaments and benchmark sweeps call :func:`run_tasks` with a module-level function and
-plain-data tasks, so the results do not depend on where they ran. The caller's Stop (its ``CancelToken``) reaches
-every task: here it is handed to ``fn`` (``fn(task, cancel=token)``, which hands it to its search); worker
-processes and Ray tasks are ended when it is cancelled (``fn(task)`` there: a killed process needs no token). ``ray_address`` is a Ray cluster
+plain-data tasks, so the results do not depend on where they ran. ``ray_address`` is a Ray cluster
 address (``ray://host:10001``, ``auto``) or ``local`` to start Ray on this machine; Ray comes with the
 ``[dist]`` extra. Nothing here schedules work itself — the engines do.
+
+The caller's Stop (its ``CancelToken``) reaches every task: in this process it is handed to ``fn``
+(``fn(task, cancel=token)``, which hands it on to its search); worker processes and Ray tasks are ended
+when it is cancelled (there ``fn(task)``: a killed process needs no token).
 """
 
 from __future__ import annotations
