@@ -4,6 +4,10 @@ Self-play tournaments and benchmark sweeps call :func:`run_tasks` with a module-
 plain-data tasks, so the results do not depend on where they ran. ``ray_address`` is a Ray cluster
 address (``ray://host:10001``, ``auto``) or ``local`` to start Ray on this machine; Ray comes with the
 ``[dist]`` extra. Nothing here schedules work itself — the engines do.
+
+The caller's Stop (its ``CancelToken``) reaches every task: in this process it is handed to ``fn``
+(``fn(task, cancel=token)``, which hands it on to its search); worker processes and Ray tasks are ended
+when it is cancelled (there ``fn(task)``: a killed process needs no token).
 """
 
 from __future__ import annotations
@@ -12,19 +16,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import InputError
-from .progress import check_cancelled
+from .progress import CancelToken, raise_if_cancelled
 
 
-def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], ray_address: str | None = None,
-              workers: int = 1, on_done: Callable[[int, int], None] | None = None) -> list:
+def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], ray_address: str | None = None,
+              workers: int = 1, on_done: Callable[[int, int], None] | None = None,
+              cancel: CancelToken | None = None) -> list:
     """``[fn(t) for t in tasks]``, in order, wherever it runs. ``on_done(done, total)`` is called as results
-    come in (for progress); if it raises (a cancel), tasks not yet started are dropped and it propagates.
-    A Stop of the work this runs for (``progress.check_cancelled``) is seen within 0.1 s while waiting
-    for worker processes or Ray tasks: the processes are killed, the tasks cancelled."""
+    come in (for progress); if it raises, tasks not yet started are dropped and it propagates.
+    ``cancel`` stops it all (Cancelled): in this process each task gets it (``fn(task, cancel=cancel)``) and
+    stops inside; worker processes and Ray tasks are watched every 0.1 s and killed / cancelled."""
     tasks = list(tasks)
     done = on_done or (lambda k, n: None)
     if ray_address:
-        return _ray_map(fn, tasks, ray_address, done)
+        return _ray_map(fn, tasks, ray_address, done, cancel)
     if workers > 1 and len(tasks) > 1:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, wait
@@ -36,7 +41,7 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], ray_address: str |
             results = []
             for future in futures:
                 while not wait([future], timeout=0.1).done:
-                    check_cancelled()
+                    raise_if_cancelled(cancel)
                 results.append(future.result())
                 done(len(results), len(tasks))
             finished = True
@@ -47,7 +52,8 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], ray_address: str |
             pool.shutdown(wait=True, cancel_futures=True)
     results = []
     for t in tasks:
-        results.append(fn(t))
+        raise_if_cancelled(cancel)
+        results.append(fn(t, cancel=cancel))
         done(len(results), len(tasks))
     return results
 
@@ -63,7 +69,7 @@ def _kill_workers(pool) -> None:
         proc.kill()
 
 
-def _ray_map(fn, tasks: list, address: str, done: Callable[[int, int], None]) -> list:
+def _ray_map(fn, tasks: list, address: str, done: Callable[[int, int], None], cancel: CancelToken | None) -> list:
     try:
         import ray
     except ImportError:
@@ -83,7 +89,7 @@ def _ray_map(fn, tasks: list, address: str, done: Callable[[int, int], None]) ->
     try:
         for ref in refs:
             while not ray.wait([ref], timeout=0.1)[0]:
-                check_cancelled()
+                raise_if_cancelled(cancel)
             results.append(ray.get(ref))
             done(len(results), len(tasks))
     except BaseException:

@@ -6,19 +6,18 @@ CLI's Ctrl-C, or a test — really stops it. The app maps events to ``gr.Progres
 CLI prints them; tests just iterate. Work that reports through a callback instead (a diffusers
 pipeline's ``callback_on_step_end``) becomes such a generator with :func:`stream_reports`.
 
-One idiom: the token. Whatever can stop — a loop between its steps, a network call between its blocks
-(``backends.common.interrupt``), a download between its chunks, a ray-cast between its views — is handed the
-run's token (``cancel``, or ``report.cancel`` inside :func:`stream_reports`) and checks it
-(``cancel.raise_if_cancelled()``, or :func:`raise_if_cancelled` where the token may be None).
-
-Being retired: :func:`check_cancelled` / :func:`current_token` / :func:`cancel_scope` find the token through a
-context variable instead of being handed it. Only ``backends/games`` still uses them (its search agents, LLM
-clients and strategy sandbox, several calls below the run); new code takes the token explicitly.
+One idiom: the token, handed down. Whatever can stop — a loop between its steps, a network call between its
+blocks (``backends.common.interrupt``), a download between its chunks, a game's search between its batches, an
+LLM between its tokens, a sandboxed strategy while it runs — is handed the run's token (``cancel``, or
+``report.cancel`` inside :func:`stream_reports`) as an argument or an attribute of the object doing the work, and
+checks it: ``cancel.raise_if_cancelled()``, or :func:`raise_if_cancelled` where the token may be None. There is no
+ambient "current" token (no context variable) and no stop-flag callback polled by the work: code that was not
+handed a token cannot be stopped, and says so by taking none (``tests/backends/common/test_cancellation_idiom.py``
+keeps it so).
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import queue
 import threading
@@ -70,36 +69,6 @@ def raise_if_cancelled(cancel: CancelToken | None) -> None:
     """``cancel.raise_if_cancelled()``, for code that may run with no token (None: nothing can stop it)."""
     if cancel is not None:
         cancel.raise_if_cancelled()
-
-
-# --- being retired (see the module's doc): only backends/games still finds its token this way ---------------
-
-_CURRENT: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar("cancel_token", default=None)
-
-
-def current_token() -> CancelToken | None:
-    """The token of the work this code runs for (set by :func:`stream_reports` / :func:`cancel_scope`)."""
-    return _CURRENT.get()
-
-
-def check_cancelled() -> None:
-    """Raise :class:`Cancelled` if the current work was stopped (being retired: take the token instead)."""
-    token = _CURRENT.get()
-    if token is not None:
-        token.raise_if_cancelled()
-
-
-@contextlib.contextmanager
-def cancel_scope(token: CancelToken | None) -> Iterator[CancelToken | None]:
-    """Make ``token`` the current one inside the block (for :func:`check_cancelled` below it)."""
-    if token is None:
-        yield None
-        return
-    reset = _CURRENT.set(token)
-    try:
-        yield token
-    finally:
-        _CURRENT.reset(reset)
 
 
 @dataclass
@@ -171,8 +140,8 @@ def stream_reports(work: Callable[[Reporter], T], cancel: CancelToken | None = N
     ``report`` (a :class:`Reporter`) raises :class:`Cancelled` once ``cancel`` is set — or once the consumer
     stops iterating (closed, e.g. by a client that went away) — so the work stops at its next report, i.e.
     within a step; it waits while the consumer is two events behind. ``report.cancel`` is the token the work
-    checks between its reports (a child of ``cancel`` that the consumer going away cancels too; it is also the
-    current one for the games package's :func:`check_cancelled`, being retired).
+    checks between its reports and hands down to whatever it calls (a child of ``cancel`` that the consumer going
+    away cancels too).
     The consumer, once told to stop, waits for the worker to end: no work outlives its job.
     Exceptions of the work are re-raised in the consumer.
     """
@@ -191,11 +160,10 @@ def stream_reports(work: Callable[[Reporter], T], cancel: CancelToken | None = N
     report = Reporter(put, token)
 
     def run() -> None:
-        with cancel_scope(token):
-            try:
-                put(("result", work(report)))
-            except BaseException as e:  # noqa: BLE001 — handed to the consumer, which re-raises it
-                put(("error", e))
+        try:
+            put(("result", work(report)))
+        except BaseException as e:  # noqa: BLE001 — handed to the consumer, which re-raises it
+            put(("error", e))
 
     worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="stream-reports",
                               daemon=True)

@@ -16,6 +16,8 @@ from itertools import combinations
 
 import numpy as np
 
+from backends.common.progress import CancelToken
+
 
 def _quest_records(view: dict) -> list[tuple[list[int], int]]:
     return [(e["team"], e["fails"]) for e in view["events"] if e["type"] == "quest_result"]
@@ -49,6 +51,9 @@ def p_all_good(team, evil_sets: list[frozenset[int]]) -> float:
 
 class RuleAgent:
     name = "rule"
+    # the Stop of the job this agent plays for (set by whoever runs it); a rule agent decides at once and needs
+    # none, a search agent (``avalon.search``) checks it between its sampled worlds
+    cancel: CancelToken | None = None
 
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)

@@ -86,7 +86,8 @@ class LLMSpeaker:
         self.said = 0  # utterances written
         self.replaced = 0  # of those, replaced by the neutral line because they leaked (see ``leaks``)
 
-    def __call__(self, view: dict, suspicion: dict[int, float]) -> str:
+    def __call__(self, view: dict, suspicion: dict[int, float], cancel=None) -> str:
+        """The agent's words; ``cancel`` (the job's Stop, a ``CancelToken``) ends the LLM's answer (Cancelled)."""
         system = "You are playing The Resistance: Avalon. " + self.guides[view["side"]]
         messages = [
             {"role": "system", "content": system},
@@ -94,7 +95,8 @@ class LLMSpeaker:
         ]
         self.last_prompt = messages
         seed = hash((view["seat"], len(view["events"]))) % 2**31
-        reply = self.llm.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed)
+        reply = self.llm.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature, seed=seed,
+                                  cancel=cancel)
         text = clean_speech(reply.text)
         self.said += 1
         if text and leaks(text, view, [system, self_description(view), estimate_line(suspicion), INSTRUCTION]):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.common.errors import InputError
-from backends.common.progress import check_cancelled
+from backends.common.progress import CancelToken, raise_if_cancelled
 from backends.games.avalon.agents import RuleAgent, play_avalon
 from backends.games.avalon.dialogue import DEFAULT_GUIDES, LLMSpeaker, accusations, valid_guides
 from backends.games.avalon.game import AvalonConfig, AvalonGame
@@ -71,11 +71,11 @@ def probe(source: str) -> None:
 
 
 def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=None,
-             on_game: Callable[[int, int], None] | None = None) -> tuple[dict, dict]:
+             on_game: Callable[[int, int], None] | None = None, cancel: CancelToken | None = None) -> tuple[dict, dict]:
     """Each strategy's win rate for its side against rule agents, over the same deals; strategies that
     fail in the sandbox get no score. Heuristic games run as tasks (serially, in processes or on Ray);
     guide games speak through ``llm`` in this process. ``on_game(done, total)`` hears of each finished
-    game (progress; raising there, e.g. on Stop, ends the evaluation)."""
+    game (progress); ``cancel`` (the job's Stop) ends the evaluation within the game under way (Cancelled)."""
     from backends.common.parallel import run_tasks
 
     rng = np.random.default_rng(seed)
@@ -92,6 +92,7 @@ def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=
             on_game(finished, total)
 
     for s in strategies:
+        raise_if_cancelled(cancel)
         try:
             probe(s.source)
         except SandboxError as e:
@@ -106,11 +107,11 @@ def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=
             speaker = LLMSpeaker(llm, guides=s.guide)
             results = []
             for t in tasks:
-                results.append(play_side(t, speaker))
+                results.append(play_side(t, speaker, cancel))
                 one_done()
         else:
             results = run_tasks(play_side, tasks, ray_address=settings.ray_address, workers=settings.workers,
-                                on_done=one_done)
+                                on_done=one_done, cancel=cancel)
         failed = [r["error"] for r in results if "error" in r]
         if failed:
             errors[s.id] = failed[0]
@@ -120,9 +121,10 @@ def evaluate(strategies: list, settings: AvalonEvalSettings, seed: int = 0, llm=
 
 
 def heuristic_feedback(strategy, settings: AvalonEvalSettings, seed: int = 0, games: int = 2, worst: int = 5,
-                       playouts: int = 8) -> str:
+                       playouts: int = 8, cancel: CancelToken | None = None) -> str:
     """Games with the strategy's heuristic on the good side, as text: the decisions where its P(win) and
-    rule-agent playouts from the true position disagree most, and how each game ended."""
+    rule-agent playouts from the true position disagree most, and how each game ended. ``cancel`` (the job's
+    Stop) ends it between two decisions or sampled worlds (Cancelled)."""
     rng = np.random.default_rng(seed)
     rows, outcomes = [], []
     heuristic, box = heuristic_for(strategy.source)
@@ -131,13 +133,15 @@ def heuristic_feedback(strategy, settings: AvalonEvalSettings, seed: int = 0, ga
             game = AvalonGame.new(AvalonConfig(settings.num_players, discussion=False), seed=int(rng.integers(2**31)))
             agents = {i: SearchAgent(int(rng.integers(2**31)), settings.worlds, None, heuristic)
                       if game.side(i) == "good" else RuleAgent(i) for i in range(game.n)}
+            for agent in agents.values():
+                agent.cancel = cancel
             while game.phase != "end":
                 action, seats = game.pending()
                 seat = seats[0]
                 if game.side(seat) == "good" and action in ("propose", "vote"):
-                    check_cancelled()
+                    raise_if_cancelled(cancel)
                     st = state_dict(game)
-                    (good, _), extra = heuristic([st])[0]
+                    (good, _), extra = heuristic([st], cancel)[0]
                     est = np.mean([play_avalon(copy_game(game), {i: RuleAgent(int(rng.integers(2**31)) + i)
                                                              for i in range(game.n)}).winner == "good"
                                    for _ in range(playouts)])
@@ -158,16 +162,17 @@ def heuristic_feedback(strategy, settings: AvalonEvalSettings, seed: int = 0, ga
     return "\n".join(lines)
 
 
-def guide_feedback(strategy, settings: AvalonEvalSettings, llm, seed: int = 0, games: int = 1) -> str:
+def guide_feedback(strategy, settings: AvalonEvalSettings, llm, seed: int = 0, games: int = 1,
+                   cancel: CancelToken | None = None) -> str:
     """A game with the guide's side speaking through the LLM, as text: each of its speeches, whom it
-    accused and whether they were evil, and the outcome."""
+    accused and whether they were evil, and the outcome. ``cancel``: the job's Stop (Cancelled)."""
     rng = np.random.default_rng(seed)
     lines = []
     speaker = LLMSpeaker(llm, guides=strategy.guide)
     side = settings.guide_side
     for g in range(games):
         r = play_side(AvalonTask(side, int(rng.integers(2**31)), settings.num_players, settings.worlds,
-                                 strategy.source, strategy.id), speaker)
+                                 strategy.source, strategy.id), speaker, cancel)
         if "error" in r:
             raise SandboxError(r["error"])
         game = AvalonGame.from_log(r["log"])
@@ -279,10 +284,11 @@ class AvalonDomain:
             return {"source": content, "guide": guide}
         return {"source": parent.source, "guide": {**guide, self.settings.guide_side: content}}
 
-    def evaluate(self, strategies: list, seed: int, on_game=None) -> tuple[dict[str, float], dict[str, str]]:
-        return evaluate(strategies, self.settings, seed, llm=self.llm, on_game=on_game)
+    def evaluate(self, strategies: list, seed: int, on_game=None,
+                 cancel: CancelToken | None = None) -> tuple[dict[str, float], dict[str, str]]:
+        return evaluate(strategies, self.settings, seed, llm=self.llm, on_game=on_game, cancel=cancel)
 
-    def feedback(self, strategy, seed: int) -> str:
+    def feedback(self, strategy, seed: int, cancel: CancelToken | None = None) -> str:
         if self.part == "heuristic":
-            return heuristic_feedback(strategy, self.settings, seed=seed)
-        return guide_feedback(strategy, self.settings, self.llm, seed=seed)
+            return heuristic_feedback(strategy, self.settings, seed=seed, cancel=cancel)
+        return guide_feedback(strategy, self.settings, self.llm, seed=seed, cancel=cancel)

@@ -85,6 +85,7 @@ def state_dict(game: AvalonGame) -> dict:
 _baseline = load_trusted(BASELINE_SOURCE)
 
 
-def baseline_heuristic(states: list[dict]) -> list:
-    """The hand-written baseline over a batch of states, in-process (the same source an LLM edits)."""
+def baseline_heuristic(states: list[dict], cancel=None) -> list:
+    """The hand-written baseline over a batch of states, in-process (the same source an LLM edits; quick: it
+    takes the batch heuristic's ``cancel`` and needs none)."""
     return [_baseline(s) for s in states]

@@ -20,7 +20,7 @@ import numpy as np
 
 from backends.common.errors import InputError
 from backends.common.params import check_request
-from backends.common.progress import CancelToken, ProgressEvent, stream_reports
+from backends.common.progress import CancelToken, ProgressEvent, raise_if_cancelled, stream_reports
 from backends.games.avalon.agents import RuleAgent
 from backends.games.avalon.dialogue import valid_guides
 from backends.games.avalon.game import AvalonGame
@@ -125,9 +125,10 @@ def with_strategy(request: AvalonMatchRequest) -> AvalonMatchRequest:
     return replace(request, strategy_run=None)
 
 
-def new_match(request: AvalonMatchRequest, on_step: Step | None = None) -> AvalonMatch:
-    """A new table: the deal, then the agents' turns until the person owes an action (``on_step``: see
-    :func:`run_agents`)."""
+def new_match(request: AvalonMatchRequest, on_step: Step | None = None,
+              cancel: CancelToken | None = None) -> AvalonMatch:
+    """A new table: the deal, then the agents' turns until the person owes an action (``on_step``, ``cancel``:
+    see :func:`run_agents`)."""
     request = with_strategy(request)
     check_request(request)
     config = request.validate()
@@ -139,7 +140,7 @@ def new_match(request: AvalonMatchRequest, on_step: Step | None = None) -> Avalo
     else:
         human = game.roles.index(request.human_role)
     match = AvalonMatch(game, human, seed, request.agents, strategy=request.strategy)
-    run_agents(match, on_step)
+    run_agents(match, on_step, cancel)
     return match
 
 
@@ -149,9 +150,10 @@ Step = Callable[[int, str, int, int], None]
 DOING = {"speak": "speaks", "propose": "proposes a team", "vote": "votes"}
 
 
-def run_agents(match: AvalonMatch, on_step: Step | None = None) -> None:
+def run_agents(match: AvalonMatch, on_step: Step | None = None, cancel: CancelToken | None = None) -> None:
     """Let the agents act until the person owes an action or the game is over. ``on_step`` hears each agent's
-    action and each world its search weighs (it may raise ``Cancelled`` to stop the turn there)."""
+    action and each world its search weighs; ``cancel`` (the job's Stop, handed to each agent) ends the turn
+    there, within an LLM speech or a sandboxed heuristic's call too (Cancelled)."""
     game = match.game
     done = 0
     while game.phase != "end":
@@ -160,7 +162,9 @@ def run_agents(match: AvalonMatch, on_step: Step | None = None) -> None:
         if not agent_seats:
             return
         seat = agent_seats[0]
+        raise_if_cancelled(cancel)
         agent = match.agent(seat)
+        agent.cancel = cancel
         if on_step is not None:
             words = f"Player {seat} {DOING[action]}" if action in DOING else (
                 "A quest card is played" if action == "quest" else "The Assassin names Merlin")
@@ -195,16 +199,17 @@ def human_turn(match: AvalonMatch) -> str | None:
     return action if match.human in seats else None
 
 
-def act(match: AvalonMatch, action: str, value, on_step: Step | None = None) -> AvalonMatch:
+def act(match: AvalonMatch, action: str, value, on_step: Step | None = None,
+        cancel: CancelToken | None = None) -> AvalonMatch:
     """The person's action: speak(text), propose(list of seats), vote(bool), quest(bool), assassinate(seat); then
-    the agents' turns (``on_step``: see :func:`run_agents`)."""
+    the agents' turns (``on_step``, ``cancel``: see :func:`run_agents`)."""
     want = human_turn(match)
     if want is None:
         raise InputError("It is not your turn." if not match.over else "The game is over.")
     if action != want:
         raise InputError(f"Now you should {want}, not {action}.")
     match.game.play(action, match.human, value)
-    run_agents(match, on_step)
+    run_agents(match, on_step, cancel)
     return match
 
 
@@ -293,16 +298,18 @@ def offered_log(match: AvalonMatch, match_id: str) -> tuple[str, str]:
     return "avalon_your_view.json", json.dumps({**player_view(match), RESUME_KEY: match_id}, indent=2)
 
 
-def start(request: AvalonMatchRequest, on_step: Step | None = None) -> tuple[str, AvalonMatch]:
+def start(request: AvalonMatchRequest, on_step: Step | None = None,
+          cancel: CancelToken | None = None) -> tuple[str, AvalonMatch]:
     """A new match, held on the server, after the agents' first moves: (its id, the match)."""
-    match = new_match(request, on_step)
+    match = new_match(request, on_step, cancel)
     return MATCHES.add(match), match
 
 
-def play(match_id: str | None, action: str, value, on_step: Step | None = None) -> AvalonMatch:
-    """The person's action in the held match (see :func:`act`); a refused or stopped action (``on_step`` raising)
-    leaves the game as it was."""
-    return MATCHES.play(match_id, lambda m: act(m, action, value, on_step))
+def play(match_id: str | None, action: str, value, on_step: Step | None = None,
+         cancel: CancelToken | None = None) -> AvalonMatch:
+    """The person's action in the held match (see :func:`act`); a refused or stopped action (``cancel``) leaves
+    the game as it was."""
+    return MATCHES.play(match_id, lambda m: act(m, action, value, on_step, cancel))
 
 
 def reload(text: str) -> tuple[str, AvalonMatch]:
@@ -369,7 +376,7 @@ def new_turn(request: AvalonMatchRequest, cancel: CancelToken | None = None) -> 
 
     def work(report) -> AvalonTurn:
         with guarded():
-            match_id, match = start(request, _reporter(report, "The table is dealt"))
+            match_id, match = start(request, _reporter(report, "The table is dealt"), report.cancel)
             return turn(match_id, match)
 
     yield ProgressEvent(0.0, "Dealing the table")
@@ -383,7 +390,8 @@ def play_turn(request: AvalonPlayRequest, cancel: CancelToken | None = None) -> 
 
     def work(report) -> AvalonTurn:
         with guarded():
-            match = play(request.match_id, request.action, request.value, _reporter(report, "The others play"))
+            match = play(request.match_id, request.action, request.value, _reporter(report, "The others play"),
+                         report.cancel)
             return turn(request.match_id, match)
 
     yield ProgressEvent(0.0, "The others play")

@@ -29,7 +29,7 @@ from itertools import combinations, permutations
 
 import numpy as np
 
-from backends.common.progress import check_cancelled
+from backends.common.progress import raise_if_cancelled
 from backends.games.avalon.agents import RuleAgent, play_avalon
 from backends.games.avalon.dialogue import accusations
 from backends.games.avalon.game import AvalonConfig, AvalonGame, is_good
@@ -151,15 +151,18 @@ class SearchAgent(RuleAgent):
         super().__init__(seed)
         self.n_worlds = worlds
         self.speaker = speaker
-        self.heuristic = heuristic  # batch of state dicts -> [((good, evil), extra), ...], or None: full playouts
+        # (batch of state dicts, the job's Stop) -> [((good, evil), extra), ...], or None: full playouts
+        self.heuristic = heuristic
         self.last_stats: dict = {}
         # called as ``on_world(worlds searched, worlds)`` after each sampled world of a decision: a turn played
         # for a person reports its search and may be stopped there (the callback raises)
         self.on_world: Callable[[int, int], None] | None = None
+        # ``cancel`` (RuleAgent's, the job's Stop) is checked between two worlds and handed to the heuristic (a
+        # sandboxed one is killed mid-call) and to the speaker (an LLM, between its tokens)
 
     def speak(self, view: dict) -> str:
         if self.speaker is not None:
-            return self.speaker(view, evil_marginals(view, self.rng))
+            return self.speaker(view, evil_marginals(view, self.rng), self.cancel)
         return super().speak(view)
 
     def propose(self, view: dict) -> list[int]:
@@ -195,7 +198,7 @@ class SearchAgent(RuleAgent):
         me, side = view["seat"], view["side"]
         leaves: list[tuple[int, AvalonGame]] = []
         for i, k in enumerate(idx):
-            check_cancelled()  # a Stop of the work this search runs for ends it between two worlds
+            raise_if_cancelled(self.cancel)  # a Stop of the job this search runs for ends it between two worlds
             if self.on_world is not None:
                 self.on_world(i, len(idx))
             roles = worlds[k]
@@ -226,7 +229,7 @@ class SearchAgent(RuleAgent):
         open_ = [i for i, g in enumerate(games) if g.phase != "end"]
         values = [float(g.winner == side) for g in games]
         if open_:
-            scored = self.heuristic([state_dict(games[i]) for i in open_])
+            scored = self.heuristic([state_dict(games[i]) for i in open_], self.cancel)
             for i, ((good, evil), _) in zip(open_, scored, strict=True):
                 values[i] = float(good if side == "good" else evil)
         return values

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backends.common.progress import CancelToken
 from backends.games.avalon.agents import RuleAgent, play_avalon
 from backends.games.avalon.game import AvalonConfig, AvalonGame
 from backends.games.avalon.heuristics import BASELINE_SOURCE, baseline_heuristic
@@ -35,10 +36,11 @@ def heuristic_for(source: str | None, reuse: bool = False):
     return open_sandboxed(source, reuse)
 
 
-def play_side(task: AvalonTask, speaker=None) -> dict:
+def play_side(task: AvalonTask, speaker=None, cancel: CancelToken | None = None) -> dict:
     """Play one game; ``won`` is whether the strategy's side won. A strategy that fails in its sandbox
     ends the game with ``error`` instead. ``speaker`` (an ``LLMSpeaker``) gives the strategy's agents a
-    voice in discussion — then the game has a discussion phase (the rule agents speak fixed lines)."""
+    voice in discussion — then the game has a discussion phase (the rule agents speak fixed lines). ``cancel``
+    (the job's Stop, handed to the search agents) ends it between two sampled worlds (Cancelled)."""
     from backends.games.strategist.sandbox import SandboxError
 
     config = AvalonConfig(task.num_players, discussion=speaker is not None)
@@ -50,6 +52,8 @@ def play_side(task: AvalonTask, speaker=None) -> dict:
     try:
         agents = {i: SearchAgent(task.seed * 31 + i, task.worlds, speaker, heuristic) if game.side(i) == task.side
                   else RuleAgent(task.seed * 31 + i) for i in range(game.n)}
+        for agent in agents.values():
+            agent.cancel = cancel
         play_avalon(game, agents)
     except SandboxError as e:
         return {"name": task.name, "side": task.side, "seed": task.seed, "error": str(e)}

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from backends.common.progress import check_cancelled
+from backends.common.progress import CancelToken, raise_if_cancelled
 from backends.games.gops import search as gs
 from backends.games.gops.game import GopsState
 from backends.games.gops.opponent import OpponentModel
@@ -30,6 +30,9 @@ class Agent(ABC):
 
     name = "agent"
     rng: np.random.Generator | None = None  # for act(view); a fresh generator when unset
+    # the Stop of the job this agent plays for (set by whoever runs it): a search checks it between its batches
+    # and hands it to its leaf heuristic (a sandboxed strategy is killed mid-call); None: nothing stops it
+    cancel: CancelToken | None = None
 
     def act(self, view: dict | GopsState, player: int | None = None, rng: np.random.Generator | None = None) -> int:
         if isinstance(view, dict):
@@ -62,8 +65,9 @@ class GreedyAgent(Agent):
         return int(hand[np.argmin(np.abs(hand - state.prize))])
 
 
-# A value heuristic over a batch of ``state_dict`` states: [((p0 value, p1 value), intermediate dict), ...]
-BatchHeuristic = Callable[[list[dict]], list]
+# A value heuristic over a batch of ``state_dict`` states and the job's Stop (a token, or None):
+# [((p0 value, p1 value), intermediate dict), ...]
+BatchHeuristic = Callable[[list[dict], CancelToken | None], list]
 
 
 def _cards(mask: int, n: int) -> list[int]:
@@ -146,7 +150,7 @@ class MCTSAgent(Agent):
         pend = _Pending(chunk, n)
         sims, reported = 0, 0
         while True:
-            check_cancelled()  # a Stop of the work this search runs for ends it between two batches
+            raise_if_cancelled(self.cancel)  # a Stop of the job this search runs for ends it between two batches
             if self.on_progress is not None and self.seconds is None and sims * 50 // max(1, limit) > reported:
                 reported = sims * 50 // max(1, limit)
                 self.on_progress(sims, limit)
@@ -197,7 +201,7 @@ class MCTSAgent(Agent):
                 "p1_hand": _cards(h1, n), "pot": pot, "tie_rule": root.config.tie_rule,
             })
         out = np.empty(count)
-        for i, ((v0, v1), _extra) in enumerate(self.leaf(states)):
+        for i, ((v0, v1), _extra) in enumerate(self.leaf(states, self.cancel)):
             d = float(v0) - float(v1)
             out[i] = np.sign(d) if self.win_loss else d / total
         return out
@@ -206,8 +210,14 @@ class MCTSAgent(Agent):
         return dict(self._last)
 
 
-def play_game(agents: tuple[Agent, Agent], state: GopsState, rng: np.random.Generator) -> GopsState:
-    """Both agents bid on the same state (neither sees the other's bid), until the game ends."""
+def play_game(agents: tuple[Agent, Agent], state: GopsState, rng: np.random.Generator,
+              cancel: CancelToken | None = None) -> GopsState:
+    """Both agents bid on the same state (neither sees the other's bid), until the game ends; ``cancel`` (the
+    job's Stop), when given, is handed to both and checked between moves."""
+    if cancel is not None:
+        for agent in agents:
+            agent.cancel = cancel
     while not state.is_terminal:
+        raise_if_cancelled(cancel)
         state = state.apply({p: agents[p].act(state, p, rng) for p in (0, 1)})
     return state

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.progress import CancelToken, raise_if_cancelled
 from backends.games.gops.agents import MCTSAgent
 from backends.games.gops.game import GopsConfig, GopsState
 from backends.games.gops.heuristics import BASELINE_SOURCE, STATE_DOC, sandboxed_heuristic, state_dict
@@ -44,11 +45,13 @@ SYSTEM = ("You improve value heuristics for the card game GOPS (Game of Pure Str
 
 
 def evaluate(strategies: list, settings: EvalSettings, seed: int = 0,
-             on_game: Callable[[int, int], None] | None = None) -> tuple[dict[str, float], dict[str, str]]:
+             on_game: Callable[[int, int], None] | None = None,
+             cancel: CancelToken | None = None) -> tuple[dict[str, float], dict[str, str]]:
     """Round-robin self-play (seats swapped) among the strategies and a benchmark MCTS with random
     rollouts; score = mean result (win 1, draw ½). Strategies that fail in the sandbox get no score.
     Every game is a task (``selfplay.play_task``), run serially, in processes or on Ray; ``on_game(done,
-    total)`` hears of each finished game (progress; raising there, e.g. on Stop, ends the evaluation)."""
+    total)`` hears of each finished game (progress); ``cancel`` (the job's Stop) ends the evaluation within a
+    search batch of the game under way, wherever it runs (Cancelled)."""
     from backends.common.parallel import run_tasks
     from backends.games.gops.selfplay import BENCHMARK, GameTask, play_task
 
@@ -56,6 +59,7 @@ def evaluate(strategies: list, settings: EvalSettings, seed: int = 0,
     config = GopsConfig(settings.num_cards, settings.tie_rule)
     sources, errors = {}, {}
     for s in strategies:  # a quick probe first: broken code never reaches the games
+        raise_if_cancelled(cancel)
         try:
             with SandboxedFunction(s.source, limits=SandboxLimits(seconds_per_call=1.0)) as fn:
                 fn.evaluate([state_dict(GopsState.new(config, seed=0))])
@@ -73,7 +77,7 @@ def evaluate(strategies: list, settings: EvalSettings, seed: int = 0,
                                       int(rng.integers(2**31)), sources.get(p0), sources.get(p1), sims[p0], sims[p1]))
     results: dict[str, list[float]] = {k: [] for k in ids}
     for r in run_tasks(play_task, tasks, ray_address=settings.ray_address, workers=settings.workers,
-                       on_done=on_game):
+                       on_done=on_game, cancel=cancel):
         if "error" in r:
             errors[r["failed"]] = r["error"]
             continue
@@ -83,15 +87,18 @@ def evaluate(strategies: list, settings: EvalSettings, seed: int = 0,
     return scores, errors
 
 
-def feedback(strategy, settings: EvalSettings, seed: int = 0, games: int = 2, worst: int = 5) -> str:
-    """Self-play against the benchmark, as text: positions where the heuristic and its search disagree most."""
+def feedback(strategy, settings: EvalSettings, seed: int = 0, games: int = 2, worst: int = 5,
+             cancel: CancelToken | None = None) -> str:
+    """Self-play against the benchmark, as text: positions where the heuristic and its search disagree most.
+    ``cancel`` (the job's Stop) ends it within a search batch (Cancelled)."""
     rng = np.random.default_rng(seed)
     config = GopsConfig(settings.num_cards, settings.tie_rule)
     rows, outcomes = [], []
     with SandboxedFunction(strategy.source) as fn:
         me = MCTSAgent(fn.evaluate, simulations=max(settings.simulations, 32))
-        heuristic = sandboxed_heuristic(fn)
+        heuristic = sandboxed_heuristic(fn, cancel)
         bench = MCTSAgent("rollout", simulations=settings.benchmark_rollouts)
+        me.cancel = bench.cancel = cancel
         total = config.num_cards * (config.num_cards + 1) / 2
         for g in range(games):
             s = GopsState.new(config, seed=int(rng.integers(2**31)))
@@ -176,8 +183,9 @@ class GopsDomain:
     def apply(self, parent, content: str) -> dict:
         return {"source": content}
 
-    def evaluate(self, strategies: list, seed: int, on_game=None) -> tuple[dict[str, float], dict[str, str]]:
-        return evaluate(strategies, self.settings, seed, on_game)
+    def evaluate(self, strategies: list, seed: int, on_game=None,
+                 cancel: CancelToken | None = None) -> tuple[dict[str, float], dict[str, str]]:
+        return evaluate(strategies, self.settings, seed, on_game, cancel)
 
-    def feedback(self, strategy, seed: int) -> str:
-        return feedback(strategy, self.settings, seed=seed)
+    def feedback(self, strategy, seed: int, cancel: CancelToken | None = None) -> str:
+        return feedback(strategy, self.settings, seed=seed, cancel=cancel)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from backends.common.progress import CancelToken
 from backends.games.gops.game import GopsState
 from backends.games.strategist.sandbox import SandboxedFunction, load_trusted
 
@@ -62,14 +63,15 @@ def state_dict(state: GopsState) -> dict:
     }
 
 
-def sandboxed_heuristic(fn: SandboxedFunction) -> ValueHeuristic:
-    """The sandboxed strategy's values for one position at a time (memoised: positions repeat)."""
+def sandboxed_heuristic(fn: SandboxedFunction, cancel: CancelToken | None = None) -> ValueHeuristic:
+    """The sandboxed strategy's values for one position at a time (memoised: positions repeat); ``cancel``
+    stops a call under way."""
     memo: dict = {}
 
     def heuristic(state: GopsState):
         key = (state.prizes[: state.round + 1], state.bids, state.pot, tuple(sorted(state.prizes[state.round + 1:])))
         if key not in memo:
-            (v0, v1), extra = fn.evaluate([state_dict(state)])[0]
+            (v0, v1), extra = fn.evaluate([state_dict(state)], cancel)[0]
             memo[key] = ((v0, v1), extra)
         return memo[key]
 

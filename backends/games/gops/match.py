@@ -99,14 +99,16 @@ def new_match(request: GopsMatchRequest) -> GopsMatch:
 Progress = Callable[[int, int], None]  # (simulations done, budget) of the agent's search
 
 
-def play_card(match: GopsMatch, card: int, on_search: Progress | None = None) -> GopsMatch:
+def play_card(match: GopsMatch, card: int, on_search: Progress | None = None,
+              cancel: CancelToken | None = None) -> GopsMatch:
     """The person (player 0) bids ``card``; the agent (player 1) bids on the same state, unaware of it.
-    ``on_search`` hears the agent's search between its batches (it may raise ``Cancelled`` to stop it)."""
+    ``on_search`` hears the agent's search between its batches; ``cancel`` (the job's Stop) ends it there."""
     if match.over:
         raise InputError("The game is over: start a new one.")
     if card not in match.state.hand(0):
         raise InputError(f"You do not hold card {card}; your hand is {list(match.state.hand(0))}.")
     agent = make_agent(match.request)
+    agent.cancel = cancel
     if isinstance(agent, MCTSAgent):
         agent.on_progress = on_search
     rng = np.random.default_rng([match.request.seed, match.state.round])
@@ -155,11 +157,12 @@ def start(request: GopsMatchRequest) -> tuple[str, GopsMatch]:
     return MATCHES.add(match), match
 
 
-def play(match_id: str | None, card: int | str, on_search: Progress | None = None) -> GopsMatch:
+def play(match_id: str | None, card: int | str, on_search: Progress | None = None,
+         cancel: CancelToken | None = None) -> GopsMatch:
     """The person's bid in the held match; ``card`` as the page (a button's label) or an API client sends it.
-    A bid that fails or is stopped (``on_search`` raising) leaves the game as it was."""
+    A bid that fails or is stopped (``cancel``) leaves the game as it was."""
     card = parse_card(card)
-    return MATCHES.play(match_id, lambda m: play_card(m, card, on_search))
+    return MATCHES.play(match_id, lambda m: play_card(m, card, on_search, cancel))
 
 
 def parse_card(value: int | str) -> int:
@@ -228,7 +231,7 @@ def play_turn(request: GopsPlayRequest, cancel: CancelToken | None = None) -> It
             report(ProgressEvent(done / budget, f"The agent searches: {done:,} of {budget:,} simulations"))
 
         with guarded():
-            match = play(request.match_id, request.card, on_search)
+            match = play(request.match_id, request.card, on_search, report.cancel)
             return turn(request.match_id, match)
 
     yield ProgressEvent(0.0, "The agent chooses its bid")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from backends.common.errors import InputError
+from backends.common.progress import CancelToken
 
 BUILTIN_AGENTS = ("random", "greedy", "mcts")
 BENCHMARK = "benchmark"  # MCTS with random-rollout leaves: STRATEGIST's fixed opponent
@@ -63,9 +64,10 @@ def build_agent(name: str, source: str | None, simulations: int):
     return MCTSAgent(fn.evaluate, simulations=simulations, name=name), fn
 
 
-def play_task(task: GameTask) -> dict:
+def play_task(task: GameTask, cancel: CancelToken | None = None) -> dict:
     """Play one game; returns the names, final scores, p0's result (1 win, ½ draw, 0 loss) and the game.
-    A strategy that fails in its sandbox ends the game with ``error`` and ``failed`` (its name) instead."""
+    A strategy that fails in its sandbox ends the game with ``error`` and ``failed`` (its name) instead.
+    ``cancel`` (the job's Stop, handed to both agents) ends it within a search batch (Cancelled)."""
     from backends.games.gops.agents import play_game
     from backends.games.gops.game import GopsConfig, GopsState
     from backends.games.strategist.sandbox import SandboxError
@@ -81,7 +83,7 @@ def play_task(task: GameTask) -> dict:
                 return {"p0": task.p0, "p1": task.p1, "error": str(e), "failed": name, "seed": task.seed}
         try:
             end = play_game((agents[0][0], agents[1][0]), GopsState.new(GopsConfig(task.cards, task.tie_rule),
-                                                                        seed=task.seed), rng)
+                                                                        seed=task.seed), rng, cancel)
         except SandboxError as e:
             failed = task.p0 if task.p0_source is not None else task.p1
             return {"p0": task.p0, "p1": task.p1, "error": str(e), "failed": failed, "seed": task.seed}

@@ -9,6 +9,8 @@ the agents' table talk in games.
   wheel, Apache-2.0; registered as ``smollm2-135m-instruct`` in ``backends/games/models.py``) loaded once with transformers and kept; tiny and weak (it writes fluent but
   shallow text and rarely valid strategy code), useful offline — point the suite at a stronger
   endpoint for real STRATEGIST runs;
+- every ``complete`` takes the job's Stop (``cancel``, a token): the answer ends between two tokens or chunks
+  and is never returned (nor cached) cut off;
 - :func:`get_llm` picks the configured one (endpoint first, then the embedded model), or raises
   :class:`LLMNotConfigured` saying how to set one up.
 
@@ -27,7 +29,7 @@ from typing import Protocol
 
 from backends.common.errors import InputError
 from backends.common.modelbuild import BUILD_LOCK, check_built
-from backends.common.progress import check_cancelled, current_token
+from backends.common.progress import CancelToken, raise_if_cancelled
 from backends.common.settings import Settings, get_settings
 
 
@@ -50,7 +52,7 @@ class LLM(Protocol):
     name: str
 
     def complete(self, messages: list[dict], max_tokens: int = 512, temperature: float = 0.7,
-                 seed: int | None = None) -> LLMReply: ...
+                 seed: int | None = None, cancel: CancelToken | None = None) -> LLMReply: ...
 
 
 class OpenAICompatibleLLM:
@@ -63,47 +65,47 @@ class OpenAICompatibleLLM:
         self.timeout = timeout
         self.name = f"{model} @ {self.base_url}"
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
-        """One chat completion, streamed (``"stream": true``) so a Stop of the work it runs for ends it
-        between two chunks: the connection is closed and the endpoint stops generating. An endpoint that
-        answers with one JSON body instead of a stream is read as such."""
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None) -> LLMReply:
+        """One chat completion, streamed (``"stream": true``) so ``cancel`` (the job's Stop) ends it between two
+        chunks: the connection is closed and the endpoint stops generating. An endpoint that answers with one
+        JSON body instead of a stream is read as such."""
         import httpx
 
-        check_cancelled()
+        raise_if_cancelled(cancel)
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens, "temperature": temperature,
                 "stream": True}
         if seed is not None:
             body["seed"] = seed
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         try:
-            with httpx.Client(timeout=self.timeout) as client, _closed_on_cancel(client), client.stream(
+            with httpx.Client(timeout=self.timeout) as client, _closed_on_cancel(client, cancel), client.stream(
                     "POST", f"{self.base_url}/chat/completions", json=body, headers=headers) as r:
                 if r.is_error:
                     r.read()
                 r.raise_for_status()
-                text = _read_completion(r)
+                text = _read_completion(r, cancel)
         except httpx.HTTPStatusError as e:
             raise LLMError(f"The LLM endpoint {self.base_url} answered {e.response.status_code}: "
                            f"{e.response.text[:300]}") from None
         except (httpx.HTTPError, KeyError, IndexError, ValueError, TypeError, OSError) as e:
-            check_cancelled()  # a Stop closed the connection under the read: that is a stop, not a failure
+            raise_if_cancelled(cancel)  # a Stop closed the connection under the read: a stop, not a failure
             raise LLMError(f"The LLM endpoint {self.base_url} failed: {e.__class__.__name__}: {e}") from None
-        check_cancelled()  # a Stop may end the stream early: a cut-off answer is never returned (nor cached)
+        raise_if_cancelled(cancel)  # a Stop may end the stream early: a cut-off answer is never returned (nor cached)
         return LLMReply(text, self.model)
 
 
-def _read_completion(r) -> str:
+def _read_completion(r, cancel: CancelToken | None) -> str:
     """The reply's text from a streamed (server-sent events) or a plain JSON answer, checking for a Stop
     between chunks."""
     if not r.headers.get("content-type", "").startswith("text/event-stream"):
         chunks = []
         for chunk in r.iter_bytes():
-            check_cancelled()
+            raise_if_cancelled(cancel)
             chunks.append(chunk)
         return str(json.loads(b"".join(chunks))["choices"][0]["message"]["content"] or "")
     parts = []
     for line in r.iter_lines():
-        check_cancelled()
+        raise_if_cancelled(cancel)
         if not line.startswith("data:"):
             continue
         data = line[5:].strip()
@@ -115,11 +117,11 @@ def _read_completion(r) -> str:
 
 
 class _closed_on_cancel:
-    """While the block runs, a watcher closes the client's connections as soon as the current work is
-    stopped: a read blocked on a slow endpoint (no chunk yet) is woken then, not at the next chunk."""
+    """While the block runs, a watcher closes the client's connections as soon as ``token`` (the job's Stop) is
+    cancelled: a read blocked on a slow endpoint (no chunk yet) is woken then, not at the next chunk."""
 
-    def __init__(self, client):
-        self.client, self.token, self.done = client, current_token(), threading.Event()
+    def __init__(self, client, token: CancelToken | None):
+        self.client, self.token, self.done = client, token, threading.Event()
 
     def _watch(self) -> None:
         while not self.done.wait(0.05):
@@ -174,7 +176,8 @@ class LocalGGUFLLM:
                 self._loaded[key] = (tok, check_built(model, self.name), threading.Lock())
             return self._loaded[key]
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None) -> LLMReply:
+        """The model's answer; ``cancel`` (the job's Stop) ends the generation between two tokens."""
         import torch
 
         tok, model, lock = self._model()
@@ -183,23 +186,21 @@ class LocalGGUFLLM:
         kwargs = {"max_new_tokens": int(max_tokens), "do_sample": temperature > 0, "pad_token_id": tok.eos_token_id}
         if temperature > 0:
             kwargs["temperature"] = float(temperature)
-        token = current_token()
-        if token is not None:  # a Stop ends the generation between two tokens
+        if cancel is not None:  # a Stop ends the generation between two tokens
             from transformers import StoppingCriteria, StoppingCriteriaList
 
             class _Stopped(StoppingCriteria):
                 def __call__(self, input_ids, scores, **kw):
-                    return torch.full((input_ids.shape[0],), token.cancelled, dtype=torch.bool)
+                    return torch.full((input_ids.shape[0],), cancel.cancelled, dtype=torch.bool)
 
             kwargs["stopping_criteria"] = StoppingCriteriaList([_Stopped()])
-        check_cancelled()
+        raise_if_cancelled(cancel)
         with lock, torch.no_grad():
-            check_cancelled()
+            raise_if_cancelled(cancel)
             if seed is not None:
                 torch.manual_seed(int(seed))
             out = model.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
-        if token is not None:
-            token.raise_if_cancelled()  # a cut-off answer is never returned (nor cached)
+        raise_if_cancelled(cancel)  # a cut-off answer is never returned (nor cached)
         return LLMReply(tok.decode(out[0][ids.shape[1]:], skip_special_tokens=True).strip(), self.name)
 
 
@@ -245,13 +246,13 @@ class CachedLLM:
         blob = json.dumps([model, messages, max_tokens, temperature, seed], sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None) -> LLMReply:
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None) -> LLMReply:
         k = self.key(self.inner.name, messages, max_tokens, temperature, seed)
         with self._lock:
             if k in self._cache:
                 rec = self._cache[k]
                 return LLMReply(rec["text"], rec["model"], cached=True)
-        reply = self.inner.complete(messages, max_tokens, temperature, seed)
+        reply = self.inner.complete(messages, max_tokens, temperature, seed, cancel=cancel)
         rec = {"key": k, "model": reply.model, "text": reply.text, "messages": messages}
         with self._lock:
             self._cache[k] = rec

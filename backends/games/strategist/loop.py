@@ -59,14 +59,14 @@ class Domain(Protocol):
     def show(self, strategy: Strategy) -> str: ...  # the part being improved, for a prompt
     def parse(self, text: str) -> str: ...  # the LLM's answer → the new part, vetted (SandboxError if refused)
     def apply(self, parent: Strategy, content: str) -> dict: ...  # the child's fields
-    def evaluate(self, strategies: list[Strategy], seed: int,
-                 on_game: Callable[[int, int], None] | None = None) -> tuple[dict[str, float], dict[str, str]]: ...
-    def feedback(self, strategy: Strategy, seed: int) -> str: ...
+    def evaluate(self, strategies: list[Strategy], seed: int, on_game: Callable[[int, int], None] | None = None,
+                 cancel: CancelToken | None = None) -> tuple[dict[str, float], dict[str, str]]: ...
+    def feedback(self, strategy: Strategy, seed: int, cancel: CancelToken | None = None) -> str: ...
     @staticmethod
     def check(strategy: Strategy) -> None: ...  # vet a loaded strategy (SandboxError if refused)
 
 
-Note = Callable[[float, str], None]  # (fraction of the current phase, what is happening); raising stops the work
+Note = Callable[[float, str], None]  # (fraction of the current phase, what is happening)
 
 
 def _silent(fraction: float, message: str) -> None:
@@ -150,13 +150,14 @@ class IdeaLibrary:
 
 # --- the run -----------------------------------------------------------------------------------------
 
-def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, retries: int = 3) -> tuple[str, int]:
+def write_strategy(llm: LLM, messages: list[dict], domain: Domain, seed: int, retries: int = 3,
+                   cancel: CancelToken | None = None) -> tuple[str, int]:
     """Ask until the answer passes the domain's vetting (the reason for each refusal goes back to the
-    LLM, as the paper's repair loop). Returns (the new part, LLM calls)."""
+    LLM, as the paper's repair loop). Returns (the new part, LLM calls). ``cancel``: the job's Stop."""
     calls = 0
     for attempt in range(retries + 1):
         reply = llm.complete(messages, max_tokens=domain.max_tokens, temperature=domain.temperature,
-                             seed=seed + attempt)
+                             seed=seed + attempt, cancel=cancel)
         calls += 1
         try:
             return domain.parse(reply.text), calls
@@ -218,18 +219,21 @@ class StrategistRun:
     def _messages(self, text: str) -> list[dict]:
         return [{"role": "system", "content": self.domain.system}, {"role": "user", "content": text}]
 
-    def _score(self, strategies: list[Strategy], seed: int, note: Note, label: str) -> tuple[dict, dict]:
+    def _score(self, strategies: list[Strategy], seed: int, note: Note, label: str,
+               cancel: CancelToken | None) -> tuple[dict, dict]:
         scores, errors = self.domain.evaluate(strategies, seed,
-                                              lambda done, total: note(done / total, f"{label}: game {done}/{total}"))
+                                              lambda done, total: note(done / total, f"{label}: game {done}/{total}"),
+                                              cancel)
         for s in strategies:
             if s.id in scores:
                 s.score = scores[s.id]
                 s.history.append(scores[s.id])
         return scores, errors
 
-    def start(self, llm_seeds: int = 1, note: Note | None = None) -> dict:
+    def start(self, llm_seeds: int = 1, note: Note | None = None, cancel: CancelToken | None = None) -> dict:
         """Seed the library: the hand-written baseline plus ``llm_seeds`` strategies written by the LLM.
-        ``note(fraction, message)`` hears of each LLM call and evaluation game (raising there stops)."""
+        ``note(fraction, message)`` hears of each LLM call and evaluation game; ``cancel`` (the job's Stop) ends
+        the work within an LLM answer or a game's search batch (Cancelled)."""
         note = note or _silent
         if self.library.items:
             return {"iteration": self.iteration, "resumed": True}
@@ -240,22 +244,25 @@ class StrategistRun:
         for k in range(llm_seeds):
             note(0.0, f"seeding: the LLM writes strategy {k + 1} of {llm_seeds}")
             try:
-                content, c = write_strategy(self.llm, self._messages(d.seed_prompt()), d, seed=self.seed + 100 + k)
+                content, c = write_strategy(self.llm, self._messages(d.seed_prompt()), d, seed=self.seed + 100 + k,
+                                            cancel=cancel)
                 calls += c
                 self.library.add(Strategy(self.library.next_id(), origin={"kind": "llm-seed", "llm": self.llm.name},
                                           game=d.game, **d.apply(base, content)))
             except SandboxError as e:
                 calls += 4
                 self._save({"iteration": 0, "event": "seed_rejected", "reason": str(e)})
-        scores, errors = self._score(list(self.library.items.values()), self.seed, note, "seeding: evaluation")
+        scores, errors = self._score(list(self.library.items.values()), self.seed, note, "seeding: evaluation",
+                                     cancel)
         self.llm_calls += calls
         record = {"iteration": 0, "event": "seeded", "game": d.game, "part": d.part, "scores": scores,
                   "errors": errors, "llm_calls": calls}
         self._save(record)
         return record
 
-    def step(self, note: Note | None = None) -> dict:
-        """One iteration of the chosen method; returns (and logs) what happened. ``note`` as in :meth:`start`."""
+    def step(self, note: Note | None = None, cancel: CancelToken | None = None) -> dict:
+        """One iteration of the chosen method; returns (and logs) what happened. ``note``, ``cancel`` as in
+        :meth:`start`."""
         note = note or _silent
         self.iteration += 1
         it, calls, t0, d = self.iteration, 0, time.time(), self.domain
@@ -265,7 +272,7 @@ class StrategistRun:
         fb = {}
         for p in parents:
             note(0.0, f"iteration {it}: self-play feedback for {p.id}")
-            fb[p.id] = d.feedback(p, seed=self.seed + it)
+            fb[p.id] = d.feedback(p, seed=self.seed + it, cancel=cancel)
         plans: list[tuple[Strategy, str | None, list[dict]]] = []
         rng = np.random.default_rng(self.seed + it)
         if self.method == "strategist":
@@ -273,10 +280,10 @@ class StrategistRun:
                 base = self._messages(f"{d.show(p)}\nSelf-play feedback:\n{fb[p.id]}\n"
                                       f"What do you conclude about the {d.noun}'s mistakes?")
                 note(0.0, f"iteration {it}: the LLM reflects on {p.id}")
-                conclusions = self.llm.complete(base, max_tokens=300, seed=self.seed + it).text
+                conclusions = self.llm.complete(base, max_tokens=300, seed=self.seed + it, cancel=cancel).text
                 ideas_msg = base + [{"role": "assistant", "content": conclusions},
                                     {"role": "user", "content": f"List {self.n_ideas} concrete improvement ideas, one per line, numbered 1., 2., ..."}]
-                ideas_text = self.llm.complete(ideas_msg, max_tokens=200, seed=self.seed + it).text
+                ideas_text = self.llm.complete(ideas_msg, max_tokens=200, seed=self.seed + it, cancel=cancel).text
                 calls += 2
                 for idea in parse_ideas(ideas_text, self.n_ideas):
                     self.ideas.add(idea)
@@ -294,7 +301,7 @@ class StrategistRun:
         for k, (parent, idea, msgs) in enumerate(plans):
             note(0.0, f"iteration {it}: the LLM writes child {k + 1} of {len(plans)}")
             try:
-                content, c = write_strategy(self.llm, msgs, d, seed=self.seed + it * 10 + len(children))
+                content, c = write_strategy(self.llm, msgs, d, seed=self.seed + it * 10 + len(children), cancel=cancel)
                 calls += c
             except SandboxError as e:
                 calls += 4
@@ -305,7 +312,7 @@ class StrategistRun:
                              **d.apply(parent, content))
             self.library.add(child)
             children.append(child)
-        scores, errors = self._score(parents + children, self.seed + it, note, f"iteration {it}: evaluation")
+        scores, errors = self._score(parents + children, self.seed + it, note, f"iteration {it}: evaluation", cancel)
         rewards = []
         for child in children:
             parent = self.library.items[child.origin["parent"]]
@@ -325,7 +332,7 @@ class StrategistRun:
     def run(self, iterations: int, cancel: CancelToken | None = None) -> Iterator[ProgressEvent | dict]:
         """Seed (if new) and run ``iterations`` iterations on a worker thread, yielding progress for every LLM
         call and evaluation game, and each iteration's record (``{"kind": "record", ...}``) when it is logged.
-        ``cancel`` stops the work at its next LLM call or game (Cancelled)."""
+        ``cancel`` stops the work within an LLM answer or a game's search batch (Cancelled)."""
         seeded = bool(self.library.items)
         phases = iterations + (0 if seeded else 1)
 
@@ -335,11 +342,11 @@ class StrategistRun:
 
             first = 0
             if not seeded:
-                record = self.start(note=note_for(0))
+                record = self.start(note=note_for(0), cancel=report.cancel)
                 report(ProgressEvent(1 / phases, "seeded the strategy library", preview={"kind": "record", **record}))
                 first = 1
             for k in range(iterations):
-                record = self.step(note=note_for(first + k))
+                record = self.step(note=note_for(first + k), cancel=report.cancel)
                 report(ProgressEvent((first + k + 1) / phases, f"iteration {record['iteration']}: best "
                                      f"{record['best_score']:.3f}", preview={"kind": "record", **record}))
 

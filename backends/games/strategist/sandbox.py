@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from backends.common.progress import check_cancelled, current_token
+from backends.common.progress import CancelToken, raise_if_cancelled
 
 ENTRY = "evaluate_state"
 WORKER = Path(__file__).with_name("sandbox_worker.py")
@@ -141,19 +141,19 @@ class SandboxedFunction:
             self.close()
             raise SandboxError(reply.get("error", "the strategy could not be loaded"))
 
-    def _roundtrip(self, message: dict, timeout: float) -> dict:
+    def _roundtrip(self, message: dict, timeout: float, cancel: CancelToken | None = None) -> dict:
         """Send one request line and wait (``select``, no helper thread: this runs per batch of leaves)
         up to ``timeout`` seconds for the reply line; a worker that overruns is killed, and so is one
-        whose work is stopped meanwhile (``check_cancelled``, every 0.1 s: Stop ends a slow strategy)."""
+        whose job is stopped meanwhile (``cancel``, checked every 0.1 s: Stop ends a slow strategy)."""
         proc = self._proc
         try:
             proc.stdin.write(json.dumps(message) + "\n")
             proc.stdin.flush()
             deadline = time.monotonic() + timeout
             while not (ready := select.select([proc.stdout], [], [], min(0.1, timeout))[0]):
-                if current_token() is not None and current_token().cancelled:
+                if cancel is not None and cancel.cancelled:
                     self.close()
-                    check_cancelled()
+                    raise_if_cancelled(cancel)
                 if time.monotonic() >= deadline:
                     break
             if not ready:
@@ -172,12 +172,14 @@ class SandboxedFunction:
                 reply["error"] = "the strategy exceeded its memory limit or crashed the worker"
         return reply
 
-    def evaluate(self, states: list) -> list:
+    def evaluate(self, states: list, cancel: CancelToken | None = None) -> list:
+        """One result per state; ``cancel`` (the job's Stop) kills the worker mid-call (Cancelled)."""
         with self._lock:
+            raise_if_cancelled(cancel)
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
             timeout = self.limits.seconds_per_call * max(1, len(states)) + 1.0
-            reply = self._roundtrip({"states": states}, timeout)
+            reply = self._roundtrip({"states": states}, timeout, cancel)
         if not reply.get("ok"):
             raise SandboxError(reply.get("error", "the strategy failed"))
         return reply["results"]

@@ -30,3 +30,25 @@ def test_strategy_sources_travel_with_the_task():
     assert {r["p0"] for r in res} == {"mine", "greedy"}
     with pytest.raises(InputError, match="Unknown agent"):
         play_task(match_tasks("nobody", None, "greedy", None, 1, 4, "discard", 10, 0)[0])
+
+
+def test_tasks_in_this_process_are_handed_the_callers_token_and_stop_with_it():
+    """One Stop for the caller and its tasks: each task run here gets the caller's own token (and stops inside
+    with it); once it is cancelled, no further task starts."""
+    from backends.common.errors import Cancelled
+    from backends.common.progress import CancelToken, raise_if_cancelled
+
+    token, seen = CancelToken(), []
+
+    def task(t, cancel=None):
+        seen.append(cancel)
+        if t == 1:
+            cancel.cancel()
+        raise_if_cancelled(cancel)
+        return t
+
+    assert run_tasks(task, [0]) == [0] and seen == [None]  # no token given: none handed
+    seen.clear()
+    with pytest.raises(Cancelled):
+        run_tasks(task, [0, 1, 2, 3], cancel=token)
+    assert len(seen) == 2 and all(s is token for s in seen)  # tasks 2 and 3 never started

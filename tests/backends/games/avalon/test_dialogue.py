@@ -23,7 +23,7 @@ class Recorded:
     def __init__(self, replies):
         self.replies, self.prompts = list(replies), []
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None):
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None):
         self.prompts.append(messages)
         return LLMReply(self.replies[len(self.prompts) % len(self.replies)], self.name)
 
@@ -77,7 +77,7 @@ class Echo:
     def __init__(self, which: int = 1):
         self.which = which
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None):
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None):
         return LLMReply(messages[self.which]["content"], self.name)
 
 

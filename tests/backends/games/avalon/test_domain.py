@@ -32,7 +32,7 @@ class ScriptedLLM:
     def __init__(self):
         self.calls = []
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None):
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None):
         last = messages[-1]["content"]
         self.calls.append(last)
         if "Say your turn" in last:

@@ -32,7 +32,7 @@ def test_python_heuristics_see_exactly_the_leaf_states():
     """Leaves handed to a Python heuristic are the states reached by replaying their bids."""
     seen = []
 
-    def heuristic(states):
+    def heuristic(states, cancel):
         seen.extend(states)
         return [baseline_heuristic(_from_dict(d)) for d in states]
 
@@ -47,7 +47,7 @@ def test_batched_python_leaves_agree_with_the_compiled_heuristic():
     rng = np.random.default_rng(0)
     opts = {"simulations": 3000, "objective": "margin", "c": 0.5}
     compiled = MCTSAgent(**opts)
-    python = MCTSAgent(lambda states: [baseline_heuristic(_from_dict(d)) for d in states], batch=8, **opts)
+    python = MCTSAgent(lambda states, cancel: [baseline_heuristic(_from_dict(d)) for d in states], batch=8, **opts)
     assert compiled.act(root, 0, rng) == python.act(root, 0, rng)
 
 

@@ -23,7 +23,7 @@ class ScriptedLLM:
         self.calls = []
         self.bad_first = True
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None):
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None):
         from backends.games.strategist.llm import LLMReply
 
         last = messages[-1]["content"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from backends.common.errors import Cancelled
-from backends.common.progress import CancelToken, cancel_scope
+from backends.common.progress import CancelToken
 
 pytestmark = pytest.mark.timeout(180)  # a Stop that does not stop fails here, not after the suite's 300 s
 
@@ -58,9 +58,9 @@ def test_the_embedded_llm_stops_between_tokens():
 
     llm = get_llm(Settings(llm_base_url=None))
     token = _CountingToken(after=5)  # asked once per generated token: stopped at the fifth
-    with cancel_scope(token), pytest.raises(Cancelled):
+    with pytest.raises(Cancelled):
         llm.complete([{"role": "user", "content": "Write a very long story about a dragon, at least 3000 words."}],
-                     max_tokens=3000, temperature=0.7, seed=0)
+                     max_tokens=3000, temperature=0.7, seed=0, cancel=token)
     assert token.asked == 5 and token.asked_after_stop == 0  # no token generated after the one the Stop came at
 
 
@@ -116,8 +116,8 @@ def test_an_endpoint_llm_stops_mid_stream_and_before_its_first_chunk(slow_endpoi
 
     llm = OpenAICompatibleLLM(f"{slow_endpoint}/v1/{path}", "slow")
     token = _stop_when(_Slow.started)
-    with cancel_scope(token), pytest.raises(Cancelled):
-        llm.complete([{"role": "user", "content": "go on"}], max_tokens=4000)
+    with pytest.raises(Cancelled):
+        llm.complete([{"role": "user", "content": "go on"}], max_tokens=4000, cancel=token)
     _Slow.ended.wait()  # the endpoint saw the client go (pytest-timeout guards a client that stays)
     assert _Slow.ended.is_set() and token.cancelled
 
@@ -161,8 +161,8 @@ def test_a_slow_strategy_in_the_sandbox_stops_and_its_worker_is_killed():
     fn._start()  # the worker runs before the call, so the Stop comes while the strategy loops in it
     threading.Thread(target=lambda: (_wait_for(lambda: workers() - before), started.set()), daemon=True).start()
     token = _stop_when(started)
-    with cancel_scope(token), pytest.raises(Cancelled):
-        fn.evaluate([{}])  # loops for ever (its call limit is 10 minutes): only the Stop ends it
+    with pytest.raises(Cancelled):
+        fn.evaluate([{}], token)  # loops for ever (its call limit is 10 minutes): only the Stop ends it
     assert fn._proc is None  # closed: its worker was killed and reaped
     assert not workers() - before
 
@@ -226,8 +226,8 @@ def test_self_play_games_stop_at_the_next_search_batch(counted_batches):
 
     token = CancelToken()
     counted_batches["cancel_at"](3, token)
-    with cancel_scope(token), pytest.raises(Cancelled):
-        run_tasks(play_task, _long_games(4), workers=1)
+    with pytest.raises(Cancelled):
+        run_tasks(play_task, _long_games(4), workers=1, cancel=token)
     assert counted_batches["n"] == 3  # four games of 13 moves of 200,000 simulations were to come
 
 
@@ -240,8 +240,8 @@ def test_self_play_games_in_worker_processes_stop_and_the_processes_end():
     threading.Thread(target=lambda: (_wait_for(lambda: len(multiprocessing.active_children()) >= 2), both.set()),
                      daemon=True).start()
     token = _stop_when(both)
-    with cancel_scope(token), pytest.raises(Cancelled):
-        run_tasks(play_task, _long_games(4), workers=2)
+    with pytest.raises(Cancelled):
+        run_tasks(play_task, _long_games(4), workers=2, cancel=token)
     assert not multiprocessing.active_children()
 
 
@@ -250,7 +250,7 @@ class _ScriptedLLM:
 
     name = "scripted test double"
 
-    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None):
+    def complete(self, messages, max_tokens=512, temperature=0.7, seed=None, cancel=None):
         from backends.games.gops.heuristics import BASELINE_SOURCE
         from backends.games.strategist.llm import LLMReply
 
