@@ -91,17 +91,17 @@ def _data_request(cls, graph, nodes, edges, density, n, discretized, levels, alp
                levels=levels, alpha=alpha, seed=0 if seed is None else seed, csv=Path(csv) if csv else None, **rest)
 
 
-def to_test_request(graph, nodes, edges, density, n, discretized, levels, alpha, seed, csv, x, y, given):
+def to_test_request(graph, nodes, edges, density, n, discretized, levels, alpha, seed, x, y, given, csv=None):
     """Args:
-        csv: A CSV file of your own (header row, numbers only); empty: simulate the graph.
+        csv: A CSV file of your own (header row, numbers only); empty (the default): simulate the graph.
     """
     return _data_request(TestRequest, graph, nodes, edges, density, n, discretized, levels, alpha, seed, csv,
                          x=x or "", y=y or "", given=given or "")
 
 
-def to_discover_request(graph, nodes, edges, density, n, discretized, levels, alpha, seed, csv, max_depth):
+def to_discover_request(graph, nodes, edges, density, n, discretized, levels, alpha, seed, max_depth, csv=None):
     """Args:
-        csv: A CSV file of your own (header row, numbers only); empty: simulate the graph.
+        csv: A CSV file of your own (header row, numbers only); empty (the default): simulate the graph.
     """
     return _data_request(DiscoverRequest, graph, nodes, edges, density, n, discretized, levels, alpha, seed, csv,
                          max_depth=-1 if max_depth is None else max_depth)
@@ -163,16 +163,16 @@ def on_graph(graph, nodes, edges, density, seed):
 
 
 def _wire(ui: SimpleNamespace, demo: gr.Blocks) -> None:
-    data = [ui.graph, ui.nodes, ui.edges, ui.density, ui.n, ui.discretized, ui.levels, ui.alpha, ui.seed, ui.csv]
+    data = [ui.graph, ui.nodes, ui.edges, ui.density, ui.n, ui.discretized, ui.levels, ui.alpha, ui.seed]
     shape = [ui.graph, ui.nodes, ui.edges, ui.density, ui.seed]
     light = {"concurrency_id": "citest-light", "concurrency_limit": 4}
     listen([c.change for c in shape], on_graph, status=ui.status, inputs=shape, outputs=[ui.dag],
            api_name="citest_graph", **light)
     demo.load(on_graph, inputs=shape, outputs=[ui.dag], api_visibility="private")
-    bind_action(TEST, trigger=ui.test_btn.click, status=ui.status, inputs=[*data, ui.x, ui.y, ui.given],
+    bind_action(TEST, trigger=ui.test_btn.click, status=ui.status, inputs=[*data, ui.x, ui.y, ui.given, ui.csv],
                 outputs=[ui.status, ui.pplot, ui.test_json, ui.files], to_request=to_test_request, show=show_test,
                 running="Testing…")
-    bind_action(DISCOVER, trigger=ui.discover_btn.click, status=ui.status, inputs=[*data, ui.depth],
+    bind_action(DISCOVER, trigger=ui.discover_btn.click, status=ui.status, inputs=[*data, ui.depth, ui.csv],
                 outputs=[ui.status, ui.graphs, ui.scores, ui.files], to_request=to_discover_request,
                 show=show_discover, running="Running PC with each test…")
     bind_stop(ui.stop, [TEST, DISCOVER], ui.status)

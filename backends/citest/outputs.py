@@ -178,8 +178,7 @@ def pvalue_png(result: TestResult) -> bytes:
     colours = ["#1f77b4" if t == "dct" else "#999999" for t in tests]
     ax.barh([LABELS[t] for t in tests], [-np.log10(v) for v in vals], color=colours)
     ax.axvline(-np.log10(result.alpha), color="#d62728", ls="--", lw=1)
-    ax.text(-np.log10(result.alpha), -0.6, f" α = {result.alpha:g}", color="#d62728", fontsize=8, va="bottom")
-    ax.set_xlabel("−log10 p  (right of the line: independence rejected)")
+    ax.set_xlabel(f"−log10 p  (right of the dashed line α = {result.alpha:g}: independence rejected)", fontsize=9)
     truth = "" if result.truth is None else f" — truth: {result.truth}"
     ax.set_title(result.statement + truth, fontsize=10)
     ax.invert_yaxis()
