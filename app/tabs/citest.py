@@ -62,7 +62,7 @@ def _discover_panel(ui: SimpleNamespace) -> None:
     ui.depth = control(DiscoverRequest, "max_depth", elem_id="ci-depth")
     ui.discover_btn = gr.Button("Discover", variant="primary", elem_id="ci-discover")
     ui.graphs = gr.Image(label="True CPDAG vs PC's graph per test (red: extra edge, dashed: missed)",
-                         type="filepath", height=300, interactive=False, elem_id="ci-graphs")
+                         type="filepath", height=360, interactive=False, elem_id="ci-graphs")
     ui.scores = gr.Dataframe(headers=["test", "SHD", "edge F1", "precision", "recall", "CI tests", "seconds"],
                              label="Scores against the true CPDAG", interactive=False, elem_id="ci-scores")
 
