@@ -107,17 +107,9 @@ def to_discover_request(graph, nodes, edges, density, n, discretized, levels, al
                          max_depth=-1 if max_depth is None else max_depth)
 
 
-def _png_file(data: bytes, folder: Path, name: str) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_bytes(data)
-    return str(folder / name)
-
-
 def show_test(request, result, paths):
     from backends.citest.citests import LABELS
-    from backends.citest.outputs import pvalue_png
 
-    folder = Path(paths["run"]).parent
     correct = result.correct()
     words = []
     for t, p in result.p_values.items():
@@ -127,8 +119,7 @@ def show_test(request, result, paths):
     truth = f" · truth: **{result.truth}**" if result.truth else " · no true graph (CSV)"
     status = (f"**{result.statement}**{truth} · " + " · ".join(words)
               + f" · n = {result.n} · computed on CPU (NumPy/SciPy, causal-learn)")
-    return (status, _png_file(pvalue_png(result), folder, "pvalues.png"), result.to_json(),
-            [str(p) for p in paths.values()])
+    return status, str(paths["picture"]), result.to_json(), [str(p) for p in paths.values()]
 
 
 def show_discover(request, result, paths):

@@ -1,6 +1,6 @@
 """Raw outputs of a CI Test run, written the same way by the tab and the CLI, and the pictures the tab shows.
 
-*Test*: ``pvalues.csv`` (test, p-value, decision at α, truth), ``result.json``, ``data.csv`` (the observed
+*Test*: ``pvalues.csv`` (test, p-value, decision at α, truth), ``pvalues.png``, ``result.json``, ``data.csv`` (the observed
 table, header row: load it back as a CSV upload) and the true graph as ``true_graph.json`` / ``.graphml``.
 *Discover*: ``graphs.json`` (truth and every recovered graph with its scores), one GraphML per graph,
 ``ci_tests.csv`` (every CI test PC made, by test), ``data.csv`` and ``graphs.png``. ``Action.write_run``
@@ -72,7 +72,8 @@ def write_test_files(result: TestResult, folder: Path) -> dict[str, Path]:
         rows.append([t, result.statement, f"{p:.10g}", result.alpha, rejects[t], result.truth or "",
                      "" if correct is None else correct[t]])
     paths = {"pvalues": write_text(folder / "pvalues.csv", _csv_text(rows)),
-             "result": write_text(folder / "result.json", json.dumps(result.to_json(), indent=2))}
+             "result": write_text(folder / "result.json", json.dumps(result.to_json(), indent=2)),
+             "picture": write_bytes(folder / "pvalues.png", pvalue_png(result))}
     if result.data is not None:
         paths["data"] = write_data(result.data, result.names, folder / "data.csv")
     if result.graph is not None:
