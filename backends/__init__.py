@@ -5,7 +5,10 @@ Each capability is a sub-package named after it and listed once in ``CAPABILITIE
 ``common`` holds the services they share; ``tests/test_conformance.py`` checks that every capability has its parts.
 """
 
-CAPABILITIES: tuple[str, ...] = ("layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games", "aggregate")
+CAPABILITIES: tuple[str, ...] = (
+    "layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games",
+    "citest", "aggregate",
+)
 
 
 def spec(capability: str):

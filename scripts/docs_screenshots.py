@@ -130,6 +130,17 @@ def videodepth(page) -> None:
     page.wait_for_timeout(1500)
 
 
+def citest(page) -> None:
+    from playwright.sync_api import expect
+
+    page.locator("#ci-graph").get_by_label("random", exact=True).check()
+    _number(page, "ci-nodes", 8)
+    _number(page, "ci-n", 2000)
+    page.get_by_role("tab", name="Discover", exact=True).click()
+    page.locator("#ci-discover").click()
+    expect(page.locator("#ci-status")).to_contain_text("PC done", timeout=LONG)
+
+
 def gops(page) -> None:
     from playwright.sync_api import expect
 
@@ -191,6 +202,7 @@ ACTIONS = {
     "videodepth": [Shot("videodepth.png", "videodepth", videodepth)],
     "games": [Shot("games.png", "games", gops), Shot("avalon.png", "games", avalon)],
     "aggregate": [Shot("aggregate.png", "aggregate", aggregate)],
+    "citest": [Shot("citest.png", "citest", citest)],
     "system": [Shot("system.png", "system", system)],
 }
 
