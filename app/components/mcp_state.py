@@ -6,6 +6,10 @@ this suite) the call goes through ``gradio_client``, which has already left the 
 fails ("pop index out of range") or drops a real output, and a tool with a State output cannot be called. Popping
 also shifts later positions when there are two States. :func:`install` replaces it with one that removes State
 values only when the data still has one value per output, from the last to the first.
+
+The same server calls the app's own endpoints through a ``gradio_client.Client`` made with httpx's default 5 s
+timeout; on a busy machine its first request (the app's config) can take longer, and the tool call then fails
+with "timed out". :func:`install` gives that client a patient timeout (:data:`CLIENT_TIMEOUT_S`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,18 @@ def pop_returned_state(components: Sequence[Any], data: Any) -> Any:
     return data
 
 
+CLIENT_TIMEOUT_S = 120.0  # per request to the app itself; a tool's own work is not limited by it (queued jobs stream)
+
+
+def _patient_client(*args, **kwargs):
+    from gradio_client import Client
+
+    kwargs["httpx_kwargs"] = {"timeout": CLIENT_TIMEOUT_S, **(kwargs.get("httpx_kwargs") or {})}
+    return Client(*args, **kwargs)
+
+
 def install() -> None:
     from gradio import mcp
 
     mcp.GradioMCPServer.pop_returned_state = staticmethod(pop_returned_state)
+    mcp.Client = _patient_client
