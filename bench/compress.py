@@ -1,0 +1,119 @@
+"""Basis Sharing vs per-layer SVD-LLM-style whitened SVD vs plain SVD on SmolLM2-135M-Instruct, one run.
+
+Same model (the suite's embedded SmolLM2-135M-Instruct, its Q4_1 GGUF de-quantised to float32), same
+calibration (the Gram matrices of the original model over the first blocks of the standard-library
+docstrings text), same ratios. Perplexity on the first windows of the Python Language Reference
+(``pydoc_data.topics``), never the calibration text. Deterministic: consecutive blocks from the start
+of each text, greedy generation — no seed enters. Then the ablation at 40 %: which types share, group
+sizes 2/3/4, the coefficient refit on/off.
+
+    python -m bench.compress [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+
+import torch
+
+from backends.common.causal_lm import load_causal_lm
+from backends.compress.calibrate import blocks
+from backends.compress.evaluate import perplexity, tokens_per_second
+from backends.compress.pipeline import DEFAULT_GROUP, DEFAULT_SHARED, calibrate, compress, original_summary
+from backends.compress.texts import load_text, token_ids
+from bench.report import RESULTS, markdown_table, write_results
+
+MODEL = "smollm2-135m-instruct"
+ABLATION = [  # (shared types, group size, refit)
+    (DEFAULT_SHARED, 2, False), (DEFAULT_SHARED, 2, True), (DEFAULT_SHARED, 3, False), (DEFAULT_SHARED, 4, False),
+    (("q", "k", "v", "up", "gate"), 2, False), (("q", "k", "v", "up", "gate"), 2, True),
+    (("up", "gate"), 2, False), (("q", "k", "v", "o", "up", "gate", "down"), 2, False),
+]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="2 ratios, fewer tokens, 6 ablation runs")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--model", default=MODEL)
+    a = p.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    if a.quick:
+        ratios, cal_blocks, block, eval_windows, ablation = [30, 50], 4, 256, 2, ABLATION[:6]
+    else:
+        ratios, cal_blocks, block, eval_windows, ablation = [10, 20, 30, 40, 50], 12, 512, 6, ABLATION
+    t_start = time.perf_counter()
+    tok, model = load_causal_lm(a.model)
+    cal_ids = token_ids(tok, load_text("stdlib-docstrings"))
+    eval_ids = token_ids(tok, load_text("python-reference"))
+    pieces = blocks(cal_ids, block, cal_blocks)
+    windows = blocks(eval_ids, block, eval_windows)
+    partial = RESULTS / "compress-partial.json"
+    out: dict = {"model": a.model, "ratios": ratios, "ppl_basis_sharing": {}, "ppl_svd_llm": {}, "ppl_svd": {},
+                 "eval_tokens": sum(w.numel() - 1 for w in windows),
+                 "calibration_tokens": sum(x.numel() for x in pieces), "compress_seconds": {}, "ablation": []}
+    details: dict = {"runs": [], "block": block, "eval_windows": len(windows), "calibration_blocks": len(pieces),
+                     "threads": a.threads, "quick": a.quick}
+
+    def checkpoint():
+        partial.write_text(json.dumps({**out, "details": details}, indent=1) + "\n")
+
+    out["ppl_original"] = perplexity(model, windows)
+    details["original"] = {**original_summary(model), "ppl": out["ppl_original"],
+                           "tokens_per_s": tokens_per_second(model, tok)}
+    grams, cal_s = calibrate(model, pieces)
+    details["calibration_seconds"] = cal_s
+    checkpoint()
+    print(f"original ppl {out['ppl_original']:.2f}; calibration {cal_s:.0f} s", flush=True)
+
+    def run(method, ratio, shared=DEFAULT_SHARED, group=DEFAULT_GROUP, do_refit=False):
+        c = compress(model, method, ratio / 100, grams, pieces, shared, group, do_refit)
+        ppl = perplexity(c.model, windows)
+        rec = {"method": method, "ratio": ratio, "shared": list(c.plan.shared), "group_size": c.plan.group_size,
+               "refit": c.plan.refit, "ppl": ppl, "seconds": c.seconds, "params": c.params,
+               "linear_params": c.linear_params, "bytes": c.bytes,
+               "tokens_per_s": tokens_per_second(c.model, tok)}
+        details["runs"].append(rec)
+        print(json.dumps(rec), flush=True)
+        del c
+        return rec
+
+    for ratio in ratios:
+        key = str(ratio)
+        for method, field in (("basis_sharing", "ppl_basis_sharing"), ("svd_llm", "ppl_svd_llm"), ("svd", "ppl_svd")):
+            rec = run(method, ratio)
+            out[field][key] = rec["ppl"]
+            if method == "basis_sharing":
+                out["compress_seconds"][key] = cal_s + rec["seconds"]
+        checkpoint()
+    ab_ratio = 40
+    for shared, group, do_refit in ablation:
+        same = [r for r in details["runs"] if r["method"] == "basis_sharing" and r["ratio"] == ab_ratio
+                and r["shared"] == list(shared) and r["group_size"] == group and r["refit"] == do_refit]
+        rec = same[0] if same else run("basis_sharing", ab_ratio, shared, group, do_refit)
+        out["ablation"].append({k: rec[k] for k in ("shared", "group_size", "refit", "ratio", "ppl")})
+        checkpoint()
+    big = [r for r in ratios if r >= 30]
+    out["claim_holds"] = bool(big) and all(out["ppl_basis_sharing"][str(r)] < out["ppl_svd_llm"][str(r)] for r in big)
+    gaps = [out["ppl_svd_llm"][str(r)] - out["ppl_basis_sharing"][str(r)] for r in big]
+    details["gap_svd_llm_minus_basis_sharing"] = dict(zip(map(str, big), gaps, strict=True))
+    details["gap_grows"] = all(b > a for a, b in zip(gaps, gaps[1:], strict=False))
+    details["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    details["bench_minutes"] = (time.perf_counter() - t_start) / 60
+    name = "compress-quick" if a.quick else "compress"
+    path = write_results(name, out)
+    (RESULTS / f"{name}-details.json").write_text(json.dumps(details, indent=1) + "\n")
+    rows = [[r] + [out[f][str(r)] for f in ("ppl_basis_sharing", "ppl_svd_llm", "ppl_svd")] for r in ratios]
+    print(markdown_table(["ratio %", "Basis Sharing", "SVD-LLM", "SVD"], rows))
+    print(markdown_table(["shared", "group", "refit", "ratio", "ppl"],
+                         [[",".join(r["shared"]), r["group_size"], r["refit"], r["ratio"], r["ppl"]]
+                          for r in out["ablation"]]))
+    print(f"original {out['ppl_original']:.2f}; claim_holds={out['claim_holds']}; wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
