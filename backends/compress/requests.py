@@ -1,0 +1,64 @@
+"""The LLM Compression capability's typed requests (torch-free: the tab and the action catalog import them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backends.common.errors import InputError
+from backends.common.params import param
+
+DEFAULT_MODEL = "smollm2-135m-instruct"
+# which matrix types share a basis: the authors' GQA choice (Mistral-7B: q, up, gate), their LLaMA choice,
+# the MLP only, everything, or nothing (then Basis Sharing is SVD-LLM)
+SHARE_PRESETS = ("q,up,gate", "q,k,v,up,gate", "up,gate", "q,k,v,o,up,gate,down", "none")
+TEXTS = ("stdlib-docstrings", "python-reference", "wikitext2", "c4")
+
+
+@dataclass
+class CompressRequest:
+    model: str = param(DEFAULT_MODEL, label="Model",
+                       help="A causal LM: a registry id (the suite ships SmolLM2-135M-Instruct), a model folder, or a "
+                            "cached Hub id of a Llama-family model.")
+    ratio: int = param(20, minimum=10, maximum=60, step=5, label="Compression ratio (%)", cli=("--ratio",),
+                       help="The share of the compressed matrices' parameters removed (the paper's ratio; embeddings "
+                            "and the LM head stay).")
+    shared: str = param("q,up,gate", choices=SHARE_PRESETS, label="Matrix types that share a basis",
+                        help="Types stacked across layers into one shared basis; the rest get a per-layer whitened SVD. "
+                             "q,up,gate is the authors' choice for GQA models; q,k,v,up,gate their LLaMA choice.")
+    group_size: int = param(2, minimum=2, maximum=8, label="Layers per shared basis",
+                            help="Consecutive layers grouped into one basis (the paper's default: 2).")
+    refit: bool = param(False, label="Refit coefficients",
+                        help="After the SVDs, refit each shared layer's coefficients on the compressed model's own "
+                             "inputs (the `update` step of the authors' configs, which their scripts never call).")
+    baselines: bool = param(True, label="Also run SVD-LLM and SVD",
+                            help="Compress with per-layer whitened SVD (SVD-LLM) and plain SVD at the same ratio, for "
+                                 "the table.")
+    calibration_text: str = param("stdlib-docstrings", choices=TEXTS, label="Calibration text",
+                                  help="Whose activations whiten the SVDs (never the evaluation text).")
+    eval_text: str = param("python-reference", choices=TEXTS, label="Evaluation text",
+                           help="Held-out text the perplexity is measured on.")
+    calibration_blocks: int = param(8, minimum=1, maximum=256, label="Calibration blocks",
+                                    help="How many consecutive blocks of the calibration text to run (paper: 256 × 2048).")
+    block_tokens: int = param(256, minimum=16, maximum=2048, step=16, label="Tokens per block",
+                              help="Length of each calibration block and each perplexity window.")
+    eval_windows: int = param(2, minimum=1, maximum=64, label="Perplexity windows",
+                              help="How many consecutive windows of the evaluation text are scored.")
+
+    def validate(self) -> None:
+        if not self.model.strip():
+            raise InputError("Name a model to compress.")
+        if self.calibration_text == self.eval_text:
+            raise InputError("Calibrate on another text than the one perplexity is measured on.")
+
+    def shared_types(self) -> tuple[str, ...]:
+        return () if self.shared == "none" else tuple(self.shared.split(","))
+
+
+@dataclass
+class ChatRequest:
+    """The same prompt through the original and the compressed model, streamed side by side."""
+
+    prompt: str = param("Explain in two sentences what a Python list is.", label="Prompt",
+                        help="What both models answer (greedy decoding, the chat template when the model has one).")
+    max_new_tokens: int = param(40, minimum=1, maximum=256, label="New tokens",
+                                help="How many tokens each model writes.")
