@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     if a.quick:
         ratios, cal_blocks, block, eval_windows, ablation = [30, 50], 4, 256, 2, ABLATION[:6]
     else:
-        ratios, cal_blocks, block, eval_windows, ablation = [10, 20, 30, 40, 50], 12, 512, 6, ABLATION
+        ratios, cal_blocks, block, eval_windows, ablation = [10, 20, 30, 40, 50], 8, 512, 4, ABLATION
     t_start = time.perf_counter()
     tok, model = load_causal_lm(a.model)
     cal_ids = token_ids(tok, load_text("stdlib-docstrings"))

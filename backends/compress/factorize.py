@@ -55,20 +55,37 @@ def whitening(gram: torch.Tensor) -> torch.Tensor:
     return chol.T
 
 
-def shared_factors(weights: list[torch.Tensor], rank: int, gram: torch.Tensor | None):
+def top_singular(a: torch.Tensor, k: int):
+    """(U_k Σ_k, V_kᵀ) of ``a`` (float64) from the eigen-decomposition of its smaller Gram matrix.
+
+    Same factors as ``torch.linalg.svd`` up to float64 rounding (and the signs of the vectors), several times
+    faster on the wide stacked matrices (576 × 3072 for two SmolLM2 MLP layers)."""
+    if a.shape[0] <= a.shape[1]:
+        lam, u = torch.linalg.eigh(a @ a.T)
+        lam, u = lam.flip(0)[:k].clamp_min(0), u.flip(1)[:, :k]
+        sigma = lam.sqrt()
+        keep = sigma > sigma.max().clamp_min(1e-300) * 1e-12
+        vh = torch.zeros(k, a.shape[1], dtype=a.dtype)
+        vh[keep] = (u[:, keep].T @ a) / sigma[keep, None]
+        return u * sigma, vh
+    lam, v = torch.linalg.eigh(a.T @ a)
+    v = v.flip(1)[:, :k]
+    return a @ v, v.T
+
+
+def shared_factors(weights: list[torch.Tensor], rank: int, gram: torch.Tensor | None, whiten=None):
     """(B d_in × k, [C_l k × d_out]) for ``nn.Linear`` weights (d_out × d_in) of one group.
 
-    ``gram`` None is plain truncated SVD; otherwise the whitened SVD on the group's summed Gram matrix."""
+    ``gram`` None is plain truncated SVD; otherwise the whitened SVD on the group's summed Gram matrix
+    (``whiten``: its whitening matrix when already computed)."""
     w = torch.cat([wt.detach().double().T for wt in weights], dim=1)  # d_in × n·d_out
     k = min(rank, min(w.shape))
-    if gram is None:
-        u, s, vh = torch.linalg.svd(w, full_matrices=False)
-        basis = u[:, :k] * s[:k]
+    if gram is None and whiten is None:
+        basis, coef = top_singular(w, k)
     else:
-        s_mat = whitening(gram)
-        u, s, vh = torch.linalg.svd(s_mat @ w, full_matrices=False)
-        basis = torch.linalg.solve_triangular(s_mat, u[:, :k] * s[:k], upper=True)
-    coef = vh[:k]
+        s_mat = whiten if whiten is not None else whitening(gram)
+        us, coef = top_singular(s_mat @ w, k)
+        basis = torch.linalg.solve_triangular(s_mat, us, upper=True)
     d_out = weights[0].shape[0]
     return basis.float(), [coef[:, i * d_out:(i + 1) * d_out].float() for i in range(len(weights))]
 

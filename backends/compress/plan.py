@@ -19,7 +19,7 @@ import torch
 from backends.common.errors import InputError
 from backends.common.progress import ProgressFn, raise_if_cancelled
 
-from .factorize import check_rank, rank_for, refit_coefficients, shared_factors
+from .factorize import check_rank, rank_for, refit_coefficients, shared_factors, whitening
 from .layout import GRAM_OF, TYPES, decoder_layers, get_linear, set_linear
 from .modules import FactorizedLinear, make_basis, make_coef
 
@@ -91,12 +91,18 @@ def apply_plan(model, plan: Plan, grams=None, cancel=None, report: ProgressFn | 
     layers = decoder_layers(model)
     if any(g.whitened for g in plan.groups) and grams is None:
         raise InputError("Whitened methods need calibration Gram matrices.")
-    originals = {}
+    originals, whitened = {}, {}  # q/k/v (and up/gate) of the same layers share one whitening matrix
     for n, g in enumerate(plan.groups):
         raise_if_cancelled(cancel)
         lins = [get_linear(layers[i], g.type) for i in g.layers]
         dtype = lins[0].weight.dtype
-        b, cs = shared_factors([lin.weight for lin in lins], g.rank, group_gram(grams, g) if g.whitened else None)
+        s_mat = None
+        if g.whitened:
+            key = (GRAM_OF[g.type], tuple(g.layers))
+            if key not in whitened:
+                whitened[key] = whitening(group_gram(grams, g))
+            s_mat = whitened[key]
+        b, cs = shared_factors([lin.weight for lin in lins], g.rank, None, s_mat)
         basis = make_basis(b, dtype)
         for i, lin, c in zip(g.layers, lins, cs, strict=True):
             if plan.refit and g.type in plan.shared:
