@@ -29,8 +29,8 @@ from bench.report import RESULTS, markdown_table, write_results
 MODEL = "smollm2-135m-instruct"
 ABLATION = [  # (shared types, group size, refit)
     (DEFAULT_SHARED, 2, False), (DEFAULT_SHARED, 2, True), (DEFAULT_SHARED, 3, False), (DEFAULT_SHARED, 4, False),
-    (("q", "k", "v", "up", "gate"), 2, False), (("q", "k", "v", "up", "gate"), 2, True),
-    (("up", "gate"), 2, False), (("q", "k", "v", "o", "up", "gate", "down"), 2, False),
+    (("q", "k", "v", "up", "gate"), 2, False), (("up", "gate"), 2, False),
+    (("q", "k", "v", "o", "up", "gate", "down"), 2, False), (("q", "k", "v", "up", "gate"), 2, True),
 ]
 
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     if a.quick:
         ratios, cal_blocks, block, eval_windows, ablation = [30, 50], 4, 256, 2, ABLATION[:6]
     else:
-        ratios, cal_blocks, block, eval_windows, ablation = [10, 20, 30, 40, 50], 8, 512, 4, ABLATION
+        ratios, cal_blocks, block, eval_windows, ablation = [10, 20, 30, 40, 50], 4, 512, 2, ABLATION[:6]
     t_start = time.perf_counter()
     tok, model = load_causal_lm(a.model)
     cal_ids = token_ids(tok, load_text("stdlib-docstrings"))

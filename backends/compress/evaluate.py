@@ -26,7 +26,7 @@ def perplexity(model, windows: list[torch.Tensor], cancel=None, report: Progress
 
 
 @torch.no_grad()
-def tokens_per_second(model, tokenizer, prompt: str = "The history of computing", new_tokens: int = 16) -> float:
+def tokens_per_second(model, tokenizer, prompt: str = "The history of computing", new_tokens: int = 8) -> float:
     """Greedy generation speed (new tokens / s, after one warm-up token)."""
     ids = tokenizer(prompt, return_tensors="pt").input_ids
     pad = tokenizer.eos_token_id

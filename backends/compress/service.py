@@ -72,12 +72,14 @@ class CompressResult:
 
 def _texts(request: CompressRequest, tok):
     from .calibrate import blocks
-    from .texts import load_text, need_tokens, token_ids
+    from .texts import load_text, need_tokens, token_prefix
 
-    cal_ids = token_ids(tok, load_text(request.calibration_text))
-    need_tokens(cal_ids, request.calibration_blocks * request.block_tokens, "calibration")
-    eval_ids = token_ids(tok, load_text(request.eval_text))
-    need_tokens(eval_ids, request.eval_windows * request.block_tokens, "evaluation")
+    needed = request.calibration_blocks * request.block_tokens
+    cal_ids = token_prefix(tok, load_text(request.calibration_text), needed)
+    need_tokens(cal_ids, needed, "calibration")
+    needed = request.eval_windows * request.block_tokens
+    eval_ids = token_prefix(tok, load_text(request.eval_text), needed)
+    need_tokens(eval_ids, needed, "evaluation")
     return (blocks(cal_ids, request.block_tokens, request.calibration_blocks),
             blocks(eval_ids, request.block_tokens, request.eval_windows))
 

@@ -13,6 +13,7 @@ WikiText-2 / C4 load by ``datasets`` id when the user has them cached (``wikitex
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 
@@ -57,6 +58,7 @@ def stdlib_docstrings() -> str:
     return "\n\n".join(parts)
 
 
+@functools.lru_cache(maxsize=4)
 def load_text(name: str) -> str:
     """One of :data:`TEXTS` as a string; InputError when a ``datasets`` one is not available offline."""
     if name == "python-reference":
@@ -87,6 +89,16 @@ def token_ids(tokenizer, text: str):
 
     ids = tokenizer(text, add_special_tokens=False, return_tensors="pt", verbose=False).input_ids[0]
     return ids.to(torch.long)
+
+
+def token_prefix(tokenizer, text: str, needed: int):
+    """The first ``needed`` tokens of ``text`` (or all it has), tokenising only a prefix when that suffices."""
+    chars = needed * 8 + 1000
+    if chars < len(text):
+        ids = token_ids(tokenizer, text[:chars])
+        if ids.numel() > needed:  # the cut may split the last token: it is dropped
+            return ids[:needed]
+    return token_ids(tokenizer, text)[:needed]
 
 
 def need_tokens(ids, needed: int, what: str) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from gradio_client import handle_file
 
-from tests.backends.compress.tiny_lm import make_tiny_lm
+from tests.backends.compress.tiny_lm import make_tiny_lm, one_thread
 
 SMALL = {"ratio": 40, "shared": "q,up,gate", "group_size": 2, "refit": False, "baselines": True,
          "calibration_text": "stdlib-docstrings", "eval_text": "python-reference", "calibration_blocks": 2,
@@ -16,6 +16,12 @@ SMALL = {"ratio": 40, "shared": "q,up,gate", "group_size": 2, "refit": False, "b
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     return str(make_tiny_lm(tmp_path_factory.mktemp("tiny-lm")))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
 
 
 def compress(client, model, **over):

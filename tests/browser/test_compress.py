@@ -5,10 +5,16 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.backends.compress.tiny_lm import make_tiny_lm
+from tests.backends.compress.tiny_lm import make_tiny_lm, one_thread
 from tests.browser.navigation import show_tab
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
 
 
 def fill(page, elem_id: str, value: str):

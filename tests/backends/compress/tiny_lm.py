@@ -39,3 +39,22 @@ def make_tiny_lm(folder: Path, layers: int = 4) -> Path:
         model(layers).save_pretrained(folder)
         tokenizer().save_pretrained(folder)
     return folder
+
+
+def one_thread():
+    """Run a tiny model on one thread (restored after): on a busy machine, thread hand-offs cost more than the
+    arithmetic of a 32-wide model."""
+    import contextlib
+
+    import torch
+
+    @contextlib.contextmanager
+    def scope():
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    return scope()
