@@ -8,6 +8,12 @@ of each text, greedy generation — no seed enters. Then the ablation at 40 %: w
 sizes 2/3/4, the coefficient refit on/off.
 
     python -m bench.compress [--quick]
+
+On a busy machine the full run can be split over processes (each one thread) and merged:
+    python -m bench.compress --ratios 10,20,30 --part a      # writes compress-part-a.json
+    python -m bench.compress --ratios 40,50 --no-ablation --part b
+    python -m bench.compress --ratios none --part c           # the ablation only
+    python -m bench.compress --merge a b c                    # compress.json from the parts
 """
 
 from __future__ import annotations
@@ -39,19 +45,29 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="2 ratios, fewer tokens, 6 ablation runs")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--model", default=MODEL)
+    p.add_argument("--ratios", help="comma-separated percents (default: all), or 'none'")
+    p.add_argument("--no-ablation", action="store_true")
+    p.add_argument("--part", help="write this part's runs to compress-part-<PART>.json instead of the results")
+    p.add_argument("--merge", nargs="+", metavar="PART", help="merge parts (a part 'partial' is compress-partial.json)")
     a = p.parse_args(argv)
+    if a.merge:
+        return merge(a.merge, a.quick)
     torch.set_num_threads(a.threads)
     if a.quick:
         ratios, cal_blocks, block, eval_windows, ablation = [30, 50], 4, 256, 2, ABLATION[:6]
     else:
         ratios, cal_blocks, block, eval_windows, ablation = [10, 20, 30, 40, 50], 4, 512, 2, ABLATION[:6]
+    if a.ratios:
+        ratios = [] if a.ratios == "none" else [int(r) for r in a.ratios.split(",")]
+    if a.no_ablation:
+        ablation = []
     t_start = time.perf_counter()
     tok, model = load_causal_lm(a.model)
     cal_ids = token_ids(tok, load_text("stdlib-docstrings"))
     eval_ids = token_ids(tok, load_text("python-reference"))
     pieces = blocks(cal_ids, block, cal_blocks)
     windows = blocks(eval_ids, block, eval_windows)
-    partial = RESULTS / "compress-partial.json"
+    partial = RESULTS / (f"compress-part-{a.part}.json" if a.part else "compress-partial.json")
     out: dict = {"model": a.model, "ratios": ratios, "ppl_basis_sharing": {}, "ppl_svd_llm": {}, "ppl_svd": {},
                  "eval_tokens": sum(w.numel() - 1 for w in windows),
                  "calibration_tokens": sum(x.numel() for x in pieces), "compress_seconds": {}, "ablation": []}
@@ -93,18 +109,63 @@ def main(argv=None) -> int:
     for shared, group, do_refit in ablation:
         same = [r for r in details["runs"] if r["method"] == "basis_sharing" and r["ratio"] == ab_ratio
                 and r["shared"] == list(shared) and r["group_size"] == group and r["refit"] == do_refit]
+        if not same and a.part and (shared, group, do_refit) == (DEFAULT_SHARED, DEFAULT_GROUP, False):
+            continue  # the default run is the main part's
         rec = same[0] if same else run("basis_sharing", ab_ratio, shared, group, do_refit)
         out["ablation"].append({k: rec[k] for k in ("shared", "group_size", "refit", "ratio", "ppl")})
         checkpoint()
+    details["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    details["bench_minutes"] = (time.perf_counter() - t_start) / 60
+    if a.part:
+        checkpoint()
+        print(f"part {a.part} written to {partial}")
+        return 0
+    return finish(out, details, ratios, a.quick)
+
+
+def merge(parts: list[str], quick: bool) -> int:
+    """One results file from the parts' runs (the same model, texts and sizes in each part)."""
+    loaded = [json.loads((RESULTS / ("compress-partial.json" if p == "partial" else f"compress-part-{p}.json"))
+                         .read_text()) for p in parts]
+    first = loaded[0]
+    for other in loaded[1:]:
+        for key in ("model", "eval_tokens", "calibration_tokens", "ppl_original"):
+            if other[key] != first[key]:
+                raise SystemExit(f"parts differ in {key}: {first[key]} vs {other[key]}")
+    out = {k: first[k] for k in ("model", "eval_tokens", "calibration_tokens", "ppl_original")}
+    runs = [r for part in loaded for r in part["details"]["runs"]]
+    details = {**first["details"], "runs": runs, "parts": parts,
+               "part_minutes": [p["details"].get("bench_minutes") for p in loaded],
+               "peak_rss_mb": max(p["details"].get("peak_rss_mb", 0) for p in loaded)}
+    details.pop("bench_minutes", None)
+    main_runs = [r for r in runs if r["shared"] in (list(DEFAULT_SHARED), []) and r["group_size"] in (DEFAULT_GROUP, 1)
+                 and not r["refit"]]
+    ratios = sorted({r["ratio"] for r in main_runs if r["method"] == "svd"})
+    out["ratios"] = ratios
+    for method, field in (("basis_sharing", "ppl_basis_sharing"), ("svd_llm", "ppl_svd_llm"), ("svd", "ppl_svd")):
+        out[field] = {str(r["ratio"]): r["ppl"] for r in main_runs if r["method"] == method and r["ratio"] in ratios}
+    cal_s = first["details"]["calibration_seconds"]
+    out["compress_seconds"] = {str(r["ratio"]): cal_s + r["seconds"] for r in main_runs
+                               if r["method"] == "basis_sharing" and r["ratio"] in ratios}
+    out["ablation"] = []
+    for shared, group, do_refit in ABLATION:
+        same = [r for r in runs if r["method"] == "basis_sharing" and r["ratio"] == 40 and r["shared"] == list(shared)
+                and r["group_size"] == group and r["refit"] == do_refit]
+        if same:
+            out["ablation"].append({k: same[0][k] for k in ("shared", "group_size", "refit", "ratio", "ppl")})
+    return finish(out, details, ratios, quick)
+
+
+def finish(out: dict, details: dict, ratios: list[int], quick: bool) -> int:
     big = [r for r in ratios if r >= 30]
     out["claim_holds"] = bool(big) and all(out["ppl_basis_sharing"][str(r)] < out["ppl_svd_llm"][str(r)] for r in big)
     gaps = [out["ppl_svd_llm"][str(r)] - out["ppl_basis_sharing"][str(r)] for r in big]
     details["gap_svd_llm_minus_basis_sharing"] = dict(zip(map(str, big), gaps, strict=True))
     details["gap_grows"] = all(b > a for a, b in zip(gaps, gaps[1:], strict=False))
-    details["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    details["bench_minutes"] = (time.perf_counter() - t_start) / 60
-    name = "compress-quick" if a.quick else "compress"
-    path = write_results(name, out)
+    name = "compress-quick" if quick else "compress"
+    path = RESULTS / f"{name}.json"  # exactly the issue's keys; where and when it ran go to the details
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    details.update({k: v for k, v in json.loads(write_results(f"{name}-details", {}).read_text()).items()})
     (RESULTS / f"{name}-details.json").write_text(json.dumps(details, indent=1) + "\n")
     rows = [[r] + [out[f][str(r)] for f in ("ppl_basis_sharing", "ppl_svd_llm", "ppl_svd")] for r in ratios]
     print(markdown_table(["ratio %", "Basis Sharing", "SVD-LLM", "SVD"], rows))

@@ -194,6 +194,23 @@ def system(page) -> None:
     expect(page.locator("#speed-result")).to_contain_text("GFLOP/s", timeout=LONG)
 
 
+def compress(page) -> None:
+    from playwright.sync_api import expect
+
+    page.get_by_text("Calibration and evaluation").click()
+    for elem_id, value in (("cp-cal-blocks", "2"), ("cp-block", "128"), ("cp-windows", "1")):
+        box = page.locator(f"#{elem_id} input[type=number]")
+        box.fill(value)
+        box.press("Enter")
+    page.locator("#cp-run").click()
+    expect(page.locator("#cp-status")).to_contain_text("Basis Sharing perplexity", timeout=LONG * 4)
+    tokens = page.locator("#cp-new-tokens input[type=number]")
+    tokens.fill("16")
+    tokens.press("Enter")
+    page.locator("#cp-ask").click()
+    expect(page.locator("#cp-chat-status")).to_contain_text("done", timeout=LONG * 2)
+
+
 ACTIONS = {
     "layout3d": [Shot("layout3d.png", "layout3d", layout3d)],
     "counterfactual": [Shot("counterfactual.png", "counterfactual", counterfactual)],
@@ -203,6 +220,7 @@ ACTIONS = {
     "games": [Shot("games.png", "games", gops), Shot("avalon.png", "games", avalon)],
     "aggregate": [Shot("aggregate.png", "aggregate", aggregate)],
     "citest": [Shot("citest.png", "citest", citest)],
+    "compress": [Shot("compress.png", "compress", compress)],
     "system": [Shot("system.png", "system", system)],
 }
 

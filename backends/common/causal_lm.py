@@ -8,8 +8,6 @@ neither imports the other. A registry id of kind ``gguf-llm`` loads its GGUF; an
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .errors import InputError
 from .modelbuild import BUILD_LOCK, check_built
 
@@ -38,7 +36,6 @@ def load_causal_lm(model_id: str, dtype=None):
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     where, kwargs = resolve_lm(model_id)
-    local = Path(where).exists()
     with BUILD_LOCK:
         try:
             config = AutoConfig.from_pretrained(where, local_files_only=True, **kwargs)
@@ -53,5 +50,4 @@ def load_causal_lm(model_id: str, dtype=None):
         tok = AutoTokenizer.from_pretrained(where, local_files_only=True, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(where, local_files_only=True,
                                                      dtype=dtype or torch.float32, **kwargs).eval()
-    del local
     return tok, check_built(model, model_id)

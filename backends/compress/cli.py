@@ -61,7 +61,7 @@ def _chat(args: argparse.Namespace) -> int:
         raise InputError(f"{args.load} has no tokenizer files.")
     chat = ChatRequest(**values_from_args(ChatRequest, args))
     answer = ""
-    for answer, in side_by_side([model], tok, chat.prompt, chat.max_new_tokens):
-        pass
+    for texts in side_by_side([model], tok, chat.prompt, chat.max_new_tokens):
+        answer = texts[0]
     print_line(model=str(args.load), ratio=round(plan.ratio * 100), answer=answer)
     return 0

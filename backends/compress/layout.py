@@ -23,7 +23,7 @@ def decoder_layers(model):
     if layers is None or not len(layers):
         raise InputError(f"{type(model).__name__} has no model.layers: Basis Sharing here handles Llama-family "
                          "decoders (Llama, Mistral, Qwen2, SmolLM).")
-    for t, path in MODULE.items():
+    for path in MODULE.values():
         if _get(layers[0], path) is None:
             raise InputError(f"{type(model).__name__} has no {path} in its layers: only Llama-family layouts "
                              "(q/k/v/o and gate/up/down projections) are supported.")

@@ -13,7 +13,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from backends.common.errors import InputError
 from backends.common.modelbuild import cached_model
 from backends.common.progress import ProgressEvent, stream_reports
 

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.backends.compress.tiny_lm import make_tiny_lm, one_thread
+from tests.browser.conftest import SCREENSHOTS
 from tests.browser.navigation import show_tab
 
 pytestmark = pytest.mark.browser
@@ -53,3 +54,5 @@ def test_compress_read_the_table_and_stream_one_prompt_side_by_side(page, tmp_pa
     left = page.locator("#cp-left textarea").input_value()
     right = page.locator("#cp-right textarea").input_value()
     assert left and right  # both models wrote (a random tiny model writes bytes, not words)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "compress-tab.png"), full_page=True)  # to look at (not compared)
