@@ -47,6 +47,8 @@ def main(argv=None) -> int:
     p.add_argument("--model", default=MODEL)
     p.add_argument("--ratios", help="comma-separated percents (default: all), or 'none'")
     p.add_argument("--no-ablation", action="store_true")
+    p.add_argument("--extra", nargs="*", default=[], metavar="TYPES:GROUP:REFIT@RATIO",
+                   help="extra Basis Sharing runs, e.g. up,gate:2:0@50 (kept in the details)")
     p.add_argument("--part", help="write this part's runs to compress-part-<PART>.json instead of the results")
     p.add_argument("--merge", nargs="+", metavar="PART", help="merge parts (a part 'partial' is compress-partial.json)")
     a = p.parse_args(argv)
@@ -104,6 +106,11 @@ def main(argv=None) -> int:
             out[field][key] = rec["ppl"]
             if method == "basis_sharing":
                 out["compress_seconds"][key] = cal_s + rec["seconds"]
+        checkpoint()
+    for spec in a.extra:
+        how, ratio = spec.split("@")
+        types, group, do_refit = how.split(":")
+        run("basis_sharing", int(ratio), tuple(types.split(",")), int(group), do_refit == "1")
         checkpoint()
     ab_ratio = 40
     for shared, group, do_refit in ablation:

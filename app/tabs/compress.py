@@ -67,7 +67,7 @@ def build(demo: gr.Blocks) -> None:
             ui.status = gr.Markdown(elem_id="cp-status")
             ui.table = gr.Dataframe(headers=HEADERS, label="Original vs SVD vs SVD-LLM vs Basis Sharing (same ratio)",
                                     interactive=False, elem_id="cp-table")
-            ui.plot = gr.LinePlot(x="ratio", y="log10 perplexity", color="method", title="Perplexity vs ratio "
+            ui.plot = gr.ScatterPlot(x="ratio", y="log10 perplexity", color="method", title="Perplexity vs ratio "
                                   "(every run of this session)", elem_id="cp-plot")
             ui.files = gr.File(label="Download the compressed model (all files in one folder load back) and run card",
                                file_count="multiple", elem_id="cp-files")

@@ -45,8 +45,8 @@ TABLE_HEADERS = ["model", "perplexity", "parameters (M)", "weights (MB, fp32)", 
 def status_line(result) -> str:
     bs, orig = result.row("basis_sharing"), result.row("original")
     line = (f"**{result.model_id}** on `{result.device}` · ratio {result.request['ratio']} % · Basis Sharing "
-            f"perplexity {bs['ppl']:.2f} (original {orig['ppl']:.2f}) · {bs['params'] / 1e6:.1f} M of "
-            f"{orig['params'] / 1e6:.1f} M parameters · calibration {result.calibration_tokens} tokens, "
+            f"perplexity {bs['ppl']:.2f} (original {orig['ppl']:.2f}) · {bs['params'] / 1e6:.3g} M of "
+            f"{orig['params'] / 1e6:.3g} M parameters · calibration {result.calibration_tokens} tokens, "
             f"evaluation {result.eval_tokens} tokens")
     try:
         llm = result.row("svd_llm")
