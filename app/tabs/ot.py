@@ -43,9 +43,9 @@ def _colour_section(ui: SimpleNamespace) -> None:
     gr.Examples([[str(EXAMPLES / f"{a}.jpg"), str(EXAMPLES / f"{b}.jpg")] for a, b in pairs],
                 inputs=[ui.source, ui.reference], label="Example photos (scikit-image's, CC0 / public domain)")
     with gr.Row():
-        ui.colours = control(ColourTransferRequest, "colours")
+        ui.colours = control(ColourTransferRequest, "colours", elem_id="ot-colours")
         ui.c_eps = control(ColourTransferRequest, "epsilon", widget="number", elem_id="ot-colour-eps")
-        ui.max_side = control(ColourTransferRequest, "max_side")
+        ui.max_side = control(ColourTransferRequest, "max_side", elem_id="ot-max-side")
         ui.c_seed = control(ColourTransferRequest, "seed", widget="number")
     with gr.Row():
         ui.c_run = gr.Button("Transfer colours", variant="primary", elem_id="ot-colour-run")
@@ -108,11 +108,11 @@ def _convergence_section(ui: SimpleNamespace) -> None:
     with gr.Row():
         ui.v_a = control(ConvergenceRequest, "class_a")
         ui.v_b = control(ConvergenceRequest, "class_b")
-        ui.v_side = control(ConvergenceRequest, "side")
+        ui.v_side = control(ConvergenceRequest, "side", elem_id="ot-conv-side")
         ui.v_cost = control(ConvergenceRequest, "cost")
     with gr.Row():
         ui.v_eps = control(ConvergenceRequest, "epsilon", widget="number", elem_id="ot-conv-eps")
-        ui.budget = control(ConvergenceRequest, "budget")
+        ui.budget = control(ConvergenceRequest, "budget", elem_id="ot-budget")
         ui.v_seed = control(ConvergenceRequest, "seed", widget="number")
     with gr.Row():
         ui.v_run = gr.Button("Race the solvers", variant="primary", elem_id="ot-conv-run")

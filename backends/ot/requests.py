@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from backends.common.errors import InputError
 from backends.common.params import param, seed_param
 
 DENSITY_CLASSES = ("white_noise", "grf_rough", "grf_moderate", "grf_smooth", "log_grf", "cauchy", "shapes")
@@ -13,7 +15,18 @@ EPSILON_HELP = ("Entropic regularisation ε = 1/γ, relative to the cost scaled 
 
 
 def _epsilon(default: float):
-    return param(default, minimum=2.0**-16, maximum=1.0, label="ε (= 1/γ)", cli=("--eps",), help=EPSILON_HELP)
+    # no declared range: a range would refuse ε = 0 with a generic "less than the minimum"; check_epsilon says why
+    return param(default, label="ε (= 1/γ)", cli=("--eps",), help=EPSILON_HELP + " Must be > 0 and at most 1.")
+
+
+def check_epsilon(epsilon: float) -> None:
+    """ε in (0, 1], or a message a user can act on."""
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise InputError(f"ε must be > 0 (got {epsilon!r}): ε = 0 is exact OT, which an entropic solver cannot reach; "
+                         "use a small ε such as 0.001, or the exact EMD in the convergence section.")
+    if epsilon > 1:
+        raise InputError(f"ε must be at most 1 (got {epsilon!r}): the cost is scaled to [0, 1], so a larger ε only "
+                         "blurs the plan towards the independent coupling.")
 
 
 @dataclass
@@ -29,6 +42,9 @@ class ColourTransferRequest:
     max_side: int = param(512, minimum=32, maximum=2048, label="Longest side of the result (px)",
                           help="Larger photos are shrunk to this size first.")
     seed: int = seed_param("Same seed and photos → the same palettes, plan and picture (k-means' sampling).")
+
+    def validate(self) -> None:
+        check_epsilon(self.epsilon)
 
 
 @dataclass
@@ -53,6 +69,9 @@ class DensityRequest:
                         help="Frames of the displacement interpolation from t = 0 to 1.")
     seed: int = seed_param("Same seed → the same generated densities.")
 
+    def validate(self) -> None:
+        check_epsilon(self.epsilon)
+
 
 @dataclass
 class ConvergenceRequest:
@@ -69,3 +88,6 @@ class ConvergenceRequest:
     budget: float = param(10.0, minimum=0.5, maximum=120.0, step=0.5, label="Budget per method (s)",
                           help="Each method stops after this many seconds (said so in its end point).")
     seed: int = seed_param("Same seed → the same pair of densities.")
+
+    def validate(self) -> None:
+        check_epsilon(self.epsilon)
