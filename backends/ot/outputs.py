@@ -96,7 +96,7 @@ def convergence_figure(result):
         ax.grid(True, which="major", alpha=0.3)
     ax_gap.legend(fontsize=8)
     info = result.info
-    fig.suptitle(f"n = {info['n']}, ε = {info['epsilon']:.3g} ({info['cost_name']}), exact cost "
+    fig.suptitle(f"\nn = {info['n']}, ε = {info['epsilon']:.3g} ({info['cost_name']}), exact cost "
                  f"{result.exact_cost:.4g}")
     return fig
 
