@@ -35,7 +35,8 @@ def test_colour_transfer_of_two_uploads_then_the_convergence_plot(page, tmp_path
     expect(page.locator('#ot-colour-files a[download="plan.npz"]')).to_have_count(1)
 
     set_number(page, "ot-conv-side", 8)
-    set_number(page, "ot-budget", 1)
+    set_number(page, "ot-budget", 30)
+    set_number(page, "ot-conv-eps", 2.0**-6)
     page.locator("#ot-conv-run").click()
     conv = page.locator("#ot-conv-status")
     expect(conv).to_contain_text("Exact cost", timeout=120_000)

@@ -4,9 +4,6 @@ bad inputs, Stop, downloads that load back, and a run card that replays to the s
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +14,6 @@ from backends.common.errors import Cancelled, InputError
 from backends.common.progress import CancelToken, ProgressEvent, run_to_result
 from backends.ot.actions import COLOUR, CONVERGENCE, DENSITIES
 from backends.ot.requests import ColourTransferRequest, ConvergenceRequest, DensityRequest
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def blocks(colours, size=24):
@@ -92,12 +87,13 @@ def test_epsilon_must_be_positive_and_a_too_large_problem_names_what_fits(monkey
 
 
 def test_the_race_traces_every_method_and_emd_is_exact():
-    result = run_to_result(CONVERGENCE.run(ConvergenceRequest(side=8, budget=2.0, epsilon=2.0**-7)))
+    # an easy ε: every method converges long before the (generous) budget, so nothing here depends on speed
+    result = run_to_result(CONVERGENCE.run(ConvergenceRequest(side=8, budget=60.0, epsilon=2.0**-6)))
     runs = {r["method"]: r for r in result.runs}
     assert set(runs) == {"tnt", "sinkhorn", "sinkhorn_log", "sinkhorn_eps_scaling", "emd"}
     assert runs["emd"]["relative_gap"] < 1e-12 and runs["emd"]["marginal_error"] == 0.0
     assert all(r["trace"] for r in result.runs)
-    assert runs["tnt"]["status"] == "finished" and runs["sinkhorn"]["status"] == "finished"
+    assert all(r["status"] == "finished" for r in result.runs), [(r["method"], r["message"]) for r in result.runs]
     # the same entropic problem: MDOT-TNT's rounded plan costs what converged Sinkhorn's does (to its tolerance)
     assert abs(runs["tnt"]["cost"] - runs["sinkhorn"]["cost"]) <= 0.02 * runs["sinkhorn"]["cost"]
     assert runs["tnt"]["relative_gap"] > 0  # an entropic plan is not the exact one
@@ -114,16 +110,21 @@ def test_stop_ends_the_solve_at_its_next_step():
     assert seen >= 1
 
 
-def test_cli_densities_from_npy_and_png(tmp_path):
+def test_cli_densities_from_npy_and_png(tmp_path, capsys):
+    """`iclr25-studio ot densities` (run in this process: the same parser and code as the command)."""
     from PIL import Image
+
+    from app.cli import main
 
     np.save(tmp_path / "a.npy", np.outer(np.hanning(10), np.hanning(10)))
     Image.fromarray((np.eye(12) * 255).astype(np.uint8)).save(tmp_path / "b.png")
     out = tmp_path / "out"
-    res = subprocess.run([sys.executable, "-m", "app", "ot", "densities", "--source", str(tmp_path / "a.npy"),
-                          "--target", str(tmp_path / "b.png"), "--side", "8", "--frames", "2", "--out", str(out)],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert res.returncode == 0, res.stderr
-    line = json.loads(res.stdout.strip().splitlines()[-1])
+    code = main(["ot", "densities", "--source", str(tmp_path / "a.npy"), "--target", str(tmp_path / "b.png"),
+                 "--side", "8", "--frames", "2", "--out", str(out)])
+    assert code == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["converged"] and line["cost"] > 0
     assert sp.load_npz(out / "plan.npz").shape == (64, 64)
+    np.save(tmp_path / "bad.npy", -np.ones((8, 8)))
+    assert main(["ot", "densities", "--source", str(tmp_path / "bad.npy"), "--out", str(tmp_path / "o2")]) == 1
+    assert "negative" in capsys.readouterr().out
