@@ -138,16 +138,21 @@ def build(demo: gr.Blocks) -> None:
 # --- requests from what the page holds ------------------------------------------------------------------------------
 
 
-def _photo(path, what: str):
+def _photo(upload, what: str):
+    """The upload as an array, read by the backend: a file that is not an image is its clear message (the event
+    takes its inputs undecoded, ``preprocess=False``, so Gradio's raw decoding error never shows)."""
     from backends.common.imageio import to_rgb_array
 
+    path = upload.get("path") if isinstance(upload, dict) else upload
     if not path:
         raise InputError(f"Upload the {what} (or pick an example pair).")
     return to_rgb_array(path)
 
 
 def colour_request(source, reference, colours, epsilon, max_side, seed):
-    """Args:
+    """Inputs arrive undecoded (numbers as sent, images as file references).
+
+    Args:
         source: The photo to re-colour (an image file).
         reference: The photo whose colours it takes on (an image file).
     """
@@ -251,7 +256,7 @@ def _wire(ui: SimpleNamespace) -> None:
     bind_action(COLOUR, trigger=ui.c_run.click, status=ui.c_status,
                 inputs=[ui.source, ui.reference, ui.colours, ui.c_eps, ui.max_side, ui.c_seed],
                 outputs=[ui.c_status, ui.c_result, ui.c_palettes, ui.c_json, ui.c_files], to_request=colour_request,
-                show=show_colour, running="k-means palettes, then MDOT-TNT…")
+                show=show_colour, running="k-means palettes, then MDOT-TNT…", preprocess=False)
     bind_stop(ui.c_stop, COLOUR, ui.c_status, api_name="ot_colour_transfer_stop")
     bind_action(DENSITIES, trigger=ui.d_run.click, status=ui.d_status,
                 inputs=[ui.d_a, ui.d_b, ui.class_a, ui.class_b, ui.side, ui.d_cost, ui.d_eps, ui.mass_where,
