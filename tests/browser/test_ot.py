@@ -17,6 +17,7 @@ def set_number(page, elem_id: str, value) -> None:
     box = page.locator(f"#{elem_id} input[type=number]")
     box.fill(str(value))
     box.press("Enter")
+    expect(box).to_have_value(str(value))
 
 
 def test_colour_transfer_of_two_uploads_then_the_convergence_plot(page, tmp_path):
@@ -27,6 +28,7 @@ def test_colour_transfer_of_two_uploads_then_the_convergence_plot(page, tmp_path
     expect(page.locator("#ot-reference img")).to_be_visible()
     set_number(page, "ot-colours", 16)
     set_number(page, "ot-max-side", 96)
+    expect(page.locator("#ot-colours input[type=number]")).to_have_value("16")  # still set once both are
     page.locator("#ot-colour-run").click()
     status = page.locator("#ot-colour-status")
     expect(status).to_contain_text("Transport cost", timeout=120_000)
@@ -36,7 +38,7 @@ def test_colour_transfer_of_two_uploads_then_the_convergence_plot(page, tmp_path
 
     set_number(page, "ot-conv-side", 8)
     set_number(page, "ot-budget", 30)
-    set_number(page, "ot-conv-eps", 2.0**-6)
+    set_number(page, "ot-conv-eps", 0.015625)
     page.locator("#ot-conv-run").click()
     conv = page.locator("#ot-conv-status")
     expect(conv).to_contain_text("Exact cost", timeout=120_000)
