@@ -162,13 +162,31 @@ def colour_request(source, reference, colours, epsilon, max_side, seed):
 
 
 def editor_image(value):
-    """An image editor's picture over white (uint8 H×W×3), or None when nothing was uploaded or drawn."""
+    """An image editor's picture over white (uint8 H×W×3), or None when nothing was uploaded or drawn.
+
+    The event takes its inputs undecoded (``preprocess=False``): the picture is a file reference, read here, so a
+    file that is not an image is the backend's clear message rather than Gradio's decoding error."""
     import numpy as np
 
-    composite = value.get("composite") if isinstance(value, dict) else value
-    if composite is None:
+    from backends.common.imageio import to_rgb_array
+
+    if not isinstance(value, dict):
         return None
-    arr = np.asarray(composite)
+    picture = value.get("composite") or value.get("background")
+    if isinstance(picture, dict):
+        picture = picture.get("path")
+    if picture is None:
+        return None
+    if isinstance(picture, str):
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(picture) as pil:
+                picture = np.asarray(pil.convert("RGBA"))
+        except (UnidentifiedImageError, OSError):
+            to_rgb_array(picture)  # raises the suite's message for a file that is not an image
+            raise
+    arr = np.asarray(picture)
     if arr.ndim == 3 and arr.shape[2] == 4:
         alpha = arr[..., 3:4].astype(np.float64) / 255.0
         if not alpha.any():
@@ -178,7 +196,9 @@ def editor_image(value):
 
 
 def density_request(first, second, class_a, class_b, side, cost, epsilon, mass_where, frames, seed):
-    """Args:
+    """Inputs arrive undecoded (numbers as sent, the editors' pictures as file references).
+
+    Args:
         first: The first density's image editor value (upload or drawing; empty: generate class_a).
         second: The second density's image editor value (empty: generate class_b).
     """
@@ -262,7 +282,7 @@ def _wire(ui: SimpleNamespace) -> None:
                 inputs=[ui.d_a, ui.d_b, ui.class_a, ui.class_b, ui.side, ui.d_cost, ui.d_eps, ui.mass_where,
                         ui.frames, ui.d_seed],
                 outputs=[ui.d_status, ui.frame, ui.t, ui.frame_paths, ui.d_files], to_request=density_request,
-                show=show_densities, running="Solving…")
+                show=show_densities, running="Solving…", preprocess=False)
     bind_stop(ui.d_stop, DENSITIES, ui.d_status, api_name="ot_densities_stop")
     ui.t.change(frame_at, inputs=[ui.t, ui.frame_paths], outputs=ui.frame, api_visibility="private",
                 show_progress="hidden", queue=False)

@@ -80,3 +80,15 @@ def test_bad_colour_inputs_are_clear_errors(client, tmp_path, kwargs, message):
     args.update({k: handle_file(str(fake)) if v == "NOT_AN_IMAGE" else v for k, v in kwargs.items()})
     with pytest.raises(AppError, match=message):
         client.predict(**args, api_name="/ot_colour_transfer")
+
+
+def test_an_uploaded_density_of_another_size_is_resized_and_said_so(client, tmp_path):
+    from PIL import Image
+
+    bar = np.zeros((30, 50), np.uint8)
+    bar[10:20, 5:45] = 255
+    Image.fromarray(bar).save(tmp_path / "bar.png")
+    payload = {"background": handle_file(str(tmp_path / "bar.png")), "layers": [],
+               "composite": handle_file(str(tmp_path / "bar.png"))}
+    status, *_ = client.predict(first=payload, second=None, side=8, frames=2, api_name="/ot_densities")
+    assert "resized to 8×8" in status and "aspect changed" in status
