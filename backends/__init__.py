@@ -7,7 +7,7 @@ Each capability is a sub-package named after it and listed once in ``CAPABILITIE
 
 CAPABILITIES: tuple[str, ...] = (
     "layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games",
-    "citest", "aggregate", "compress",
+    "compress", "ot", "citest", "aggregate",
 )
 
 

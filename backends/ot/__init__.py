@@ -1,2 +1,2 @@
-"""Optimal transport (issue 40, not yet a tab): the truncated Newton method for entropic OT (MDOT-TNT), DOTmark-style
-problems, and the same solver in POT's conventions. Not yet registered in backends.CAPABILITIES."""
+"""Optimal transport (issue 40): the truncated Newton method for entropic OT (MDOT-TNT) in torch, DOTmark-style
+problems, the same solver in POT's conventions, and the tab's actions (colour transfer, densities, the race)."""

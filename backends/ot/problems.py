@@ -24,17 +24,9 @@ import torch
 
 from backends.common.errors import InputError
 
-DENSITY_CLASSES = (
-    "white_noise",
-    "grf_rough",
-    "grf_moderate",
-    "grf_smooth",
-    "log_grf",
-    "cauchy",
-    "shapes",
-)
+from .requests import COSTS, DENSITY_CLASSES  # noqa: F401 (re-exported; one list for the tab and here)
+
 POINT_CLOUD_KINDS = ("gaussian", "uniform", "mixture", "ring")
-COSTS = ("sqeuclidean", "l1")
 
 # Spectral decay exponents of the Gaussian random fields: power ∝ (1 + |k|²)^(−α). Larger α, smoother field.
 _GRF_ALPHA = {"grf_rough": 1.0, "grf_moderate": 2.0, "grf_smooth": 3.0, "log_grf": 2.0}

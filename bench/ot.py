@@ -1,0 +1,247 @@
+"""MDOT-TNT (this suite's solver) against POT's Sinkhorn variants, exact EMD and the authors' mdot-tnt: the time to a
+feasible plan within a relative cost gap of exact OT.
+
+Problems: DOTmark-style pairs on an m×m grid (``backends.ot.problems.grid_problem``): problem k of a setting uses
+class ``CLASSES[k % 7]`` for both densities, seeds (k, k + 1); both costs (squared Euclidean, L1), scaled to [0, 1].
+Targets: relative gaps 1e-1, 1e-2 (the reference) and 1e-3 of the plan rounded onto U(a, b) to ``ot.emd2``'s cost.
+
+Each method's time to a target on a problem (``backends.ot.methods`` traces; solver time, the rounding and cost of a
+traced point left out):
+
+* ``tnt``: one run with γ_f = 2^16; its own annealing; the first traced point (Newton or annealing step) within
+  the target.
+* ``sinkhorn``, ``sinkhorn_log``, ``sinkhorn_eps_scaling``: a sweep ε = 2^-4, 2^-5, … (largest ε first); at each ε,
+  the first traced point within the target; the method's time is the smallest over the sweep (generous: an oracle
+  choice of ε). A run at one ε stops once its marginal error can no longer move the gap by a tenth of the smallest
+  target it has not reached, or once a chunk (twice the iterations before it) moved the gap by under 1 % (not
+  ε-scaling, whose first short runs all end at a huge ε; it stops when its own marginal error stops improving).
+* ``mdot_tnt`` (optional peer, `pip install .[peers]`, non-commercial licence): a sweep γ_f = 2^4, 2^5, …; its time
+  is that of the first whole run whose rounded plan is within the target.
+* ``emd``: one ``ot.emd`` call (it reaches every target).
+
+Each run has ``--budget`` seconds per problem: TNT's one run, each run of a sweep (a sweep may take 3 budgets in
+all); a target no run reached within its budget is "did not reach" — then the method's time at that ε is more than
+the budget, so budget / TNT's time is a lower bound of the speed-up (for the ε values the sweep tried). Medians count a miss as +inf (null when the median is a miss). All solvers run single-threaded
+(torch and BLAS threads = 1: the machine is shared, and a contended 2-thread pool made small solves 30× slower).
+
+    python -m bench.ot --quick            # n = 16², 32²; 2 problems per (n, cost); budget 30 s per run
+    python -m bench.ot                    # n = 32², 64²; 10 problems per (n, cost); budget 120 s
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+
+from backends.ot.methods import exact_cost, mdot_available, relative_gap, run_method  # noqa: E402
+from backends.ot.problems import grid_problem  # noqa: E402
+from backends.ot.requests import DENSITY_CLASSES as CLASSES  # noqa: E402
+from bench.report import markdown_table  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGETS = (1e-1, 1e-2, 1e-3)
+REFERENCE = 1e-2
+TNT_GAMMA = 2.0**16
+SWEEP = range(4, 17)  # ε = 2^-k for Sinkhorn variants, γ_f = 2^k for mdot-tnt
+SWEEP_ALLOWANCE = 3  # a sweep may take this many budgets in all; each run in it at most one budget
+ALL = ("tnt", "mdot_tnt", "sinkhorn", "sinkhorn_log", "sinkhorn_eps_scaling", "emd")
+
+
+class _Enough(Exception):
+    """A traced run told to stop: nothing it could still do would change the bench's numbers."""
+
+
+def _first_within(points, exact, targets, times):
+    for p in points:
+        gap = relative_gap(p.cost, exact)
+        for t in targets:
+            if gap <= t and (times[t] is None or p.seconds < times[t]):
+                times[t] = p.seconds
+
+
+def measure(method: str, problem, exact: float, budget: float) -> dict:
+    """{target: seconds or None, "best_gap": smallest gap seen}: one method on one problem."""
+    a, b, C = problem.a, problem.b, problem.C
+    times = {t: None for t in TARGETS}
+    best = math.inf
+    started = time.perf_counter()
+    if method == "emd":
+        run = run_method("emd", a, b, C, 1.0, budget=budget)
+        p = run.end()
+        for t in TARGETS:
+            times[t] = p.seconds
+        return {**{str(t): times[t] for t in TARGETS}, "best_gap": relative_gap(p.cost, exact)}
+    if method == "tnt":
+        run = run_method("tnt", a, b, C, 1.0 / TNT_GAMMA, budget=budget)
+        _first_within(run.points, exact, TARGETS, times)
+        best = min((relative_gap(p.cost, exact) for p in run.points), default=math.inf)
+        return {**{str(t): times[t] for t in TARGETS}, "best_gap": best, "status": run.status}
+    for k in SWEEP:
+        left = min(budget, SWEEP_ALLOWANCE * budget - (time.perf_counter() - started))
+        if left <= 0 or all(times[t] is not None for t in TARGETS):
+            break
+        open_targets = [t for t in TARGETS if times[t] is None]
+        seen = []
+
+        def on_point(_name, p, seen=seen, open_targets=open_targets):
+            before = relative_gap(seen[-1].cost, exact) if seen else None
+            seen.append(p)
+            gap = relative_gap(p.cost, exact)
+            if gap <= min(open_targets):
+                raise _Enough
+            if method != "sinkhorn_eps_scaling" and p.marginal_error < 0.1 * min(open_targets) * exact:
+                raise _Enough  # converged: the rounding can no longer move the gap by a tenth of the target
+            if method != "sinkhorn_eps_scaling" and len(seen) >= 3 and before is not None \
+                    and abs(before - gap) < 0.01 * gap:  # (ε-scaling's first runs are all at a huge ε: exempt)
+                raise _Enough  # a doubling of the iterations moved the gap by under 1%: this ε's bias is reached
+
+        try:
+            if method == "mdot_tnt":
+                run = run_method("mdot_tnt", a, b, C, 2.0**-k, budget=left)
+                seen = run.points
+            else:
+                run_method(method, a, b, C, 2.0**-k, budget=left, on_point=on_point)
+        except _Enough:
+            pass
+        _first_within(seen, exact, TARGETS, times)
+        best = min([best] + [relative_gap(p.cost, exact) for p in seen])
+    return {**{str(t): times[t] for t in TARGETS}, "best_gap": best}
+
+
+def median_or_none(values: list) -> float | None:
+    m = statistics.median([math.inf if v is None else v for v in values]) if values else math.inf
+    return None if math.isinf(m) else m
+
+
+def scaling(sides: list[int], budget: float) -> list[dict]:
+    """TNT to the reference target and exact EMD, one smooth problem per n (sq. Euclidean)."""
+    rows = []
+    for m in sides:
+        dtype = torch.float64
+        problem = grid_problem(m, "grf_smooth", "grf_smooth", 0, "sqeuclidean", dtype=dtype)
+        t0 = time.perf_counter()
+        exact = exact_cost(problem.a, problem.b, problem.C)
+        emd_s = time.perf_counter() - t0
+        tnt = measure("tnt", problem, exact, budget)
+        rows.append({"n": m * m, "emd_seconds": emd_s, "tnt_seconds_reference": tnt[str(REFERENCE)],
+                     "tnt_best_gap": tnt["best_gap"]})
+        print(f"scaling n={m * m}: emd {emd_s:.2f} s, tnt to {REFERENCE:g}: {tnt[str(REFERENCE)]}", flush=True)
+        del problem
+    return rows
+
+
+def plot_scaling(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5, 3.5), layout="constrained")
+    ax = fig.subplots()
+    ns = [r["n"] for r in rows]
+    ax.plot(ns, [r["emd_seconds"] for r in rows], "o-", label="exact EMD (POT)")
+    ax.plot([r["n"] for r in rows if r["tnt_seconds_reference"]],
+            [r["tnt_seconds_reference"] for r in rows if r["tnt_seconds_reference"]], "s-",
+            label=f"MDOT-TNT to gap {REFERENCE:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n (points per density)")
+    ax.set_ylabel("seconds (1 CPU thread)")
+    ax.legend()
+    fig.savefig(path, dpi=100)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--budget", type=float, default=None, help="seconds per method per problem")
+    ap.add_argument("--problems", type=int, default=None, help="problems per (n, cost)")
+    ap.add_argument("--sides", type=int, nargs="*", default=None, help="grid sides m (n = m²)")
+    ap.add_argument("--scaling", type=int, nargs="*", default=None, help="grid sides of the scaling run")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    sides = args.sides or ([16, 32] if args.quick else [32, 64])
+    per = args.problems or (2 if args.quick else 10)
+    budget = args.budget or (30.0 if args.quick else 120.0)
+    scale_sides = args.scaling if args.scaling is not None else ([16, 24, 32, 48] if args.quick else [32, 48, 64, 96])
+    methods = [m for m in ALL if m != "mdot_tnt" or mdot_available()]
+    records = []
+    for m in sides:
+        for cost in ("sqeuclidean", "l1"):
+            for k in range(per):
+                cls = CLASSES[k % len(CLASSES)]
+                problem = grid_problem(m, cls, cls, k, cost)
+                exact = exact_cost(problem.a, problem.b, problem.C)
+                rec = {"n": m * m, "cost": cost, "class": cls, "seeds": [k, k + 1], "exact": exact}
+                for method in methods:
+                    rec[method] = measure(method, problem, exact, budget)
+                    print(f"n={m * m} {cost} {cls} seed {k}: {method}: "
+                          f"{ {t: rec[method][str(t)] for t in TARGETS} } best gap {rec[method]['best_gap']:.2e}",
+                          flush=True)
+                records.append(rec)
+                partial = RESULTS / f"ot-partial-{'quick' if args.quick else 'full'}.json"  # as it goes
+                partial.write_text(json.dumps({"records": records, "budget_s": budget}, indent=1))
+    n_values = [m * m for m in sides]
+    medians = {meth: {} for meth in ALL}
+    for meth in ALL:
+        for n in n_values:
+            values = [r[meth][str(REFERENCE)] for r in records if r["n"] == n] if meth in methods else []
+            medians[meth][str(n)] = median_or_none(values) if meth in methods else None
+    speedup, lower = {}, {}
+    for n in n_values:
+        tnt_t = medians["tnt"][str(n)]
+        sink = [medians[m][str(n)] for m in ("sinkhorn", "sinkhorn_log", "sinkhorn_eps_scaling")]
+        reached = [s for s in sink if s is not None]
+        if tnt_t is None:
+            speedup[str(n)], lower[str(n)] = None, False
+        elif reached:
+            speedup[str(n)], lower[str(n)] = min(reached) / tnt_t, False
+        else:
+            speedup[str(n)], lower[str(n)] = budget / tnt_t, True
+    reached_rate = {meth: ({str(t): sum(r[meth][str(t)] is not None for r in records) / len(records) for t in TARGETS}
+                           if meth in methods else None) for meth in ALL}
+    max_gap_tnt = max(r["tnt"]["best_gap"] for r in records)
+    rows = scaling(scale_sides, budget)
+    plot_scaling(rows, RESULTS / "ot-scaling.png")
+    crossover = next((r["n"] for r in rows if r["tnt_seconds_reference"] is not None
+                      and r["tnt_seconds_reference"] < r["emd_seconds"]), None)
+    results = {
+        "problems": len(records), "n_values": n_values, "targets": list(TARGETS),
+        "tnt_seconds_median": medians["tnt"], "mdot_tnt_seconds_median": medians["mdot_tnt"] if "mdot_tnt" in methods
+        else None, "sinkhorn_seconds_median": medians["sinkhorn"], "sinkhorn_log_seconds_median": medians["sinkhorn_log"],
+        "sinkhorn_eps_scaling_seconds_median": medians["sinkhorn_eps_scaling"], "emd_seconds_median": medians["emd"],
+        "speedup_vs_best_sinkhorn": speedup, "speedup_is_lower_bound": lower, "reached_rate": reached_rate,
+        "max_cost_gap_tnt": max_gap_tnt, "crossover_n_vs_emd": crossover,
+    }
+    name = "ot.json"  # --quick writes the same file (the details say which mode made it)
+    (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
+    details = RESULTS / "ot-details.json"
+    details.write_text(json.dumps({"records": records, "budget_s": budget, "scaling": rows,
+                                   "largest_scaling_n": rows[-1]["n"] if rows else None, "threads": 1,
+                                   "machine": f"{os.cpu_count()} CPUs", "mode": "quick" if args.quick else "full",
+                                   "problems_per_setting": per, "classes": list(CLASSES), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                   "command": "python -m bench.ot" + (" --quick" if args.quick else "")}, indent=1))
+    headers = ["n", *ALL, "speedup vs best Sinkhorn"]
+    table = [[n, *[("—" if medians[m][str(n)] is None else medians[m][str(n)]) for m in ALL],
+              (f"≥ {speedup[str(n)]:.3g}" if lower[str(n)] else speedup[str(n)]) if speedup[str(n)] else "—"]
+             for n in n_values]
+    print(f"\nmedian seconds to relative gap {REFERENCE:g} ({len(records)} problems, budget {budget:g} s per method)")
+    print(markdown_table(headers, table))
+    print("\nreached rate:", json.dumps(reached_rate))
+    print("max cost gap tnt:", max_gap_tnt, " crossover n vs emd:", crossover, " scaling:", rows)
+    print("written:", RESULTS / name)
+
+
+if __name__ == "__main__":
+    main()
