@@ -28,7 +28,7 @@ DIST_INFO = "iclr25_studio-0.1.0.dist-info"
 
 # Imported by the suite, but only on a path that needs an extra: Ray (serve --ray: [dist]), torchvision and
 # gsplat (real checkpoints, GPU rendering: [gpu]). Each import is inside the function that needs it.
-OPTIONAL_IMPORTS = {"ray": "dist", "torchvision": "gpu", "gsplat": "gpu"}
+OPTIONAL_IMPORTS = {"ray": "dist", "torchvision": "gpu", "gsplat": "gpu", "mdot_tnt": "peers", "datasets": "datasets"}
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,7 @@ def test_every_imported_package_is_a_declared_dependency(built):
     extras = {}
     for r in requires:
         if r.marker is not None:
-            for extra in ("dist", "gpu", "mcp", "test"):
+            for extra in ("dist", "gpu", "mcp", "test", "peers", "datasets"):
                 if r.marker.evaluate({"extra": extra}):
                     extras.setdefault(extra, set()).add(norm(r.name))
     undeclared = []

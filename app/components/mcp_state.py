@@ -32,15 +32,15 @@ def pop_returned_state(components: Sequence[Any], data: Any) -> Any:
 CLIENT_TIMEOUT_S = 120.0  # per request to the app itself; a tool's own work is not limited by it (queued jobs stream)
 
 
-def _patient_client(*args, **kwargs):
-    from gradio_client import Client
-
-    kwargs["httpx_kwargs"] = {"timeout": CLIENT_TIMEOUT_S, **(kwargs.get("httpx_kwargs") or {})}
-    return Client(*args, **kwargs)
-
-
 def install() -> None:
     from gradio import mcp
 
     mcp.GradioMCPServer.pop_returned_state = staticmethod(pop_returned_state)
-    mcp.Client = _patient_client
+    client = getattr(mcp.Client, "unpatient", mcp.Client)  # gradio_client's Client, as gradio's MCP server has it
+
+    def patient_client(*args, **kwargs):
+        kwargs["httpx_kwargs"] = {"timeout": CLIENT_TIMEOUT_S, **(kwargs.get("httpx_kwargs") or {})}
+        return client(*args, **kwargs)
+
+    patient_client.unpatient = client
+    mcp.Client = patient_client

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from app.components.action_button import bind_action, bind_stop
+from app.components.imageeditor import editor_picture
 from app.components.params import control
 from app.tabs import TabSpec
 from backends.common.errors import InputError
@@ -161,40 +162,6 @@ def colour_request(source, reference, colours, epsilon, max_side, seed):
                                  epsilon=epsilon, max_side=max_side, seed=0 if seed is None else seed)
 
 
-def editor_image(value):
-    """An image editor's picture over white (uint8 H×W×3), or None when nothing was uploaded or drawn.
-
-    The event takes its inputs undecoded (``preprocess=False``): the picture is a file reference, read here, so a
-    file that is not an image is the backend's clear message rather than Gradio's decoding error."""
-    import numpy as np
-
-    from backends.common.imageio import to_rgb_array
-
-    if not isinstance(value, dict):
-        return None
-    picture = value.get("composite") or value.get("background")
-    if isinstance(picture, dict):
-        picture = picture.get("path")
-    if picture is None:
-        return None
-    if isinstance(picture, str):
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(picture) as pil:
-                picture = np.asarray(pil.convert("RGBA"))
-        except (UnidentifiedImageError, OSError):
-            to_rgb_array(picture)  # raises the suite's message for a file that is not an image
-            raise
-    arr = np.asarray(picture)
-    if arr.ndim == 3 and arr.shape[2] == 4:
-        alpha = arr[..., 3:4].astype(np.float64) / 255.0
-        if not alpha.any():
-            return None
-        arr = (arr[..., :3] * alpha + 255.0 * (1.0 - alpha)).round().astype(np.uint8)
-    return arr if arr.size else None
-
-
 def density_request(first, second, class_a, class_b, side, cost, epsilon, mass_where, frames, seed):
     """Inputs arrive undecoded (numbers as sent, the editors' pictures as file references).
 
@@ -202,7 +169,7 @@ def density_request(first, second, class_a, class_b, side, cost, epsilon, mass_w
         first: The first density's image editor value (upload or drawing; empty: generate class_a).
         second: The second density's image editor value (empty: generate class_b).
     """
-    return DensityRequest(source=editor_image(first), target=editor_image(second), class_a=class_a, class_b=class_b,
+    return DensityRequest(source=editor_picture(first), target=editor_picture(second), class_a=class_a, class_b=class_b,
                           side=side, cost=cost, epsilon=epsilon, mass_where=mass_where, frames=frames,
                           seed=0 if seed is None else seed)
 
