@@ -6,7 +6,7 @@ Each capability is a sub-package named after it and listed once in ``CAPABILITIE
 """
 
 CAPABILITIES: tuple[str, ...] = (
-    "layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games",
+    "layout3d", "counterfactual", "textedit", "avatar", "videodepth", "games", "unlearn",
     "compress", "ot", "citest", "aggregate",
 )
 

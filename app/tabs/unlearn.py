@@ -1,0 +1,189 @@
+"""Unlearning tab (Score Forgetting Distillation): make the label-conditional teacher forget a shape — distil SFD's
+one-step generator or fine-tune the ESD baseline, or load the shipped ones — and compare them side by side with the
+teacher and sampling-time negative guidance, each image read by the shape classifier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import gradio as gr
+
+from app.components.action_button import bind_action
+from app.components.params import control
+from app.tabs import TabSpec
+from backends.common.errors import InputError
+from backends.unlearn.actions import DISTIL, EVALUATE, SAMPLE
+from backends.unlearn.requests import SHIPPED, DistilRequest, EvaluateRequest
+
+INTRO = ("**Score Forgetting Distillation** (SFD, ICLR 2025): a diffusion model is made to *forget* a class by "
+         "aligning the forget class's score with a safe class's, inside a data-free score-identity distillation "
+         "into a **one-step generator**. Here the teacher is a small label-conditional diffusion model of the "
+         "suite's 32×32 shape renders (one label per shape, shown enlarged); the suite's shape classifier reads "
+         "every image. Compare SFD with the ESD fine-tuning baseline and with negative guidance at sampling time.")
+MODELS_LINE = ("Teacher `unlearn-teacher` (label-conditional DDPM, ε-prediction, sampled with DDIM) · classifier "
+               "`counterfactual-classifier` · device: CPU")
+
+
+def build(demo: gr.Blocks) -> None:
+    ui = SimpleNamespace()
+    gr.Markdown(INTRO)
+    gr.Markdown(MODELS_LINE, elem_id="ul-models")
+    with gr.Row():
+        ui.forget = control(DistilRequest, "forget", elem_id="ul-forget")
+        ui.safe = control(DistilRequest, "safe", elem_id="ul-safe")
+    with gr.Tab("Compare"):
+        with gr.Row():
+            ui.sfd_gen = control(EvaluateRequest, "sfd_generator", elem_id="ul-sfd-gen")
+            ui.esd_model = control(EvaluateRequest, "esd_model", elem_id="ul-esd-model")
+        with gr.Row():
+            ui.per_class = control(EvaluateRequest, "per_class", elem_id="ul-per-class")
+            ui.steps = control(EvaluateRequest, "teacher_steps")
+            ui.eta = control(EvaluateRequest, "eta")
+            ui.seed = control(EvaluateRequest, "seed", widget="number")
+        with gr.Row():
+            ui.load = gr.Button("Load shipped generators & sample", variant="primary", elem_id="ul-load")
+            ui.evaluate = gr.Button("Evaluate (metrics)", elem_id="ul-evaluate")
+            ui.stop_eval = gr.Button("Stop", variant="stop", elem_id="ul-stop-eval")
+    with gr.Tab("Distil"):
+        with gr.Row():
+            ui.method = control(DistilRequest, "method", widget="radio", elem_id="ul-method")
+            ui.iterations = control(DistilRequest, "iterations", elem_id="ul-iterations")
+            ui.batch = control(DistilRequest, "batch")
+            ui.lr = control(DistilRequest, "lr")
+        with gr.Accordion("SFD / ESD settings", open=False):
+            with gr.Row():
+                ui.alpha = control(DistilRequest, "alpha")
+                ui.t_init = control(DistilRequest, "t_init")
+                ui.coef = control(DistilRequest, "forget_coef")
+                ui.d_eta = control(DistilRequest, "eta")
+            with gr.Row():
+                ui.preview_every = control(DistilRequest, "preview_every")
+                ui.checkpoint_every = control(DistilRequest, "checkpoint_every")
+                ui.d_seed = control(DistilRequest, "seed", widget="number")
+        ui.run_dir = gr.Textbox(label="Run folder (kept across restarts; Resume continues the run in it)",
+                                elem_id="ul-run-dir")
+        with gr.Row():
+            ui.distil = gr.Button("Distil", variant="primary", elem_id="ul-distil")
+            ui.resume = gr.Button("Resume", elem_id="ul-resume")
+            ui.stop = gr.Button("Stop", variant="stop", elem_id="ul-stop")
+        with gr.Row():
+            ui.preview = gr.Image(label="Preview: one row per class (same noise every time)", type="numpy",
+                                  height=260, interactive=False, elem_id="ul-preview")
+            ui.curves = gr.Plot(label="Loss curves", elem_id="ul-curves")
+    ui.status = gr.Markdown(elem_id="ul-status")
+    ui.gallery = gr.Gallery(label="Per class: Teacher (DDIM) · SFD (one step) · ESD · negative guidance — the "
+                                  "classifier's reading and confidence under each image (red: forgotten class still "
+                                  "made, or another class misread)",
+                            columns=3, height=520, format="png", object_fit="contain", elem_id="ul-gallery")
+    ui.table = gr.Dataframe(headers=["method", "forget rate", "other classes' accuracy", "Fréchet distance",
+                                     "seconds / image"], label="Measured on these samples", interactive=False,
+                            elem_id="ul-metrics")
+    with gr.Row():
+        ui.summary = gr.JSON(label="Run (JSON)", elem_id="ul-json")
+        ui.files = gr.File(label="Downloads (PNG grids, samples.npz, metrics.json; Distil: safetensors + config)",
+                           file_count="multiple", elem_id="ul-files")
+    _wire(ui)
+
+
+def _seed(value) -> int:
+    return 0 if value is None else int(value)
+
+
+def compare_request(forget, safe, sfd_generator, esd_model, per_class, teacher_steps, eta, seed):
+    """Args:
+        sfd_generator: 'shipped', 'none' or the folder of a Distil run / generator (on the server).
+        esd_model: 'shipped', 'none' or the folder of an ESD Distil run / model (on the server).
+    """
+    return EvaluateRequest(forget=forget, safe=safe, sfd_generator=sfd_generator or SHIPPED, esd_model=esd_model or SHIPPED,
+                           per_class=per_class, teacher_steps=teacher_steps, eta=eta, seed=_seed(seed))
+
+
+def shipped_request(forget, safe, per_class, teacher_steps, eta, seed):
+    """The shipped SFD generator and ESD model for the chosen pair, sampled beside the teacher."""
+    return compare_request(forget, safe, SHIPPED, SHIPPED, per_class, teacher_steps, eta, seed)
+
+
+def _distil_request(resume: bool):
+    def to_request(forget, safe, method, iterations, batch, lr, alpha, t_init, forget_coef, eta, preview_every,
+                   checkpoint_every, seed, run_dir):
+        """Args:
+            run_dir: The run folder (empty: a new one; Resume: the stopped run's folder).
+        """
+        from backends.common.runs import new_run
+
+        if resume:
+            if not (run_dir or "").strip():
+                raise InputError("Resume needs the folder of a stopped run (Distil first).")
+            folder = Path(run_dir.strip())
+        else:
+            folder = new_run("unlearn")[1]
+        return DistilRequest(out_dir=folder, method=method, forget=forget, safe=safe, iterations=iterations,
+                             batch=batch, lr=lr, alpha=alpha, t_init=t_init, forget_coef=forget_coef, eta=eta,
+                             preview_every=preview_every, checkpoint_every=checkpoint_every, resume=resume,
+                             seed=_seed(seed))
+
+    return to_request
+
+
+def show_comparison(request, result, paths):
+    from backends.unlearn.outputs import class_panels, metrics_rows
+
+    rows = metrics_rows(result)
+    text = (f"Forgetting **{result.forget}** (mapped to {result.safe}): {len(result.labels)} images per method, "
+            f"{', '.join(result.methods)}.")
+    return text, class_panels(result), rows, result.to_json(), [str(p) for p in paths.values()]
+
+
+def show_distil(request, result, paths):
+    from backends.unlearn.outputs import loss_plot
+
+    folder = str(request.out_dir)
+    sfd, esd = (folder, gr.update()) if result.method == "sfd" else (gr.update(), folder)
+    text = (f"{result.method.upper()} finished {result.steps} steps in {result.seconds:.0f} s"
+            + (f" (resumed at step {result.resumed_from})" if result.resumed_from else "")
+            + f". The network is in the run folder; the Compare tab now uses it ({folder}).")
+    return (text, _enlarge(result.preview), loss_plot(result.losses), folder, sfd, esd, result.to_json(),
+            [str(p) for p in paths.values()])
+
+
+def _enlarge(img):
+    from backends.common.imageio import upscale
+
+    return upscale(img, 3)
+
+
+def distil_preview(item):
+    from backends.unlearn.outputs import loss_plot
+
+    return _enlarge(item["grid"]), loss_plot(item["losses"])
+
+
+def distil_stopped(request):
+    folder = str(request.out_dir)
+    return (f"Stopped by the user: the run's checkpoint is saved in {folder}; press Resume to continue it.",
+            gr.update(), gr.update(), folder, gr.update(), gr.update(), gr.update(), gr.update())
+
+
+def _wire(ui: SimpleNamespace) -> None:
+    compare_out = [ui.status, ui.gallery, ui.table, ui.summary, ui.files]
+    common = [ui.per_class, ui.steps, ui.eta, ui.seed]
+    bind_action(SAMPLE, trigger=ui.load.click, stop=ui.stop_eval, stop_api_name="unlearn_stop_compare",
+                status=ui.status, inputs=[ui.forget, ui.safe, *common], outputs=compare_out,
+                to_request=shipped_request, show=show_comparison, running="Sampling with every method…",
+                api_name="unlearn_sample_shipped")
+    bind_action(EVALUATE, trigger=ui.evaluate.click, status=ui.status,
+                inputs=[ui.forget, ui.safe, ui.sfd_gen, ui.esd_model, *common], outputs=compare_out,
+                to_request=compare_request, show=show_comparison, running="Sampling and measuring every method…")
+    distil_in = [ui.forget, ui.safe, ui.method, ui.iterations, ui.batch, ui.lr, ui.alpha, ui.t_init, ui.coef,
+                 ui.d_eta, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir]
+    distil_out = [ui.status, ui.preview, ui.curves, ui.run_dir, ui.sfd_gen, ui.esd_model, ui.summary, ui.files]
+    bind_action(DISTIL, trigger=ui.distil.click, stop=ui.stop, status=ui.status, preview=[ui.preview, ui.curves],
+                to_preview=distil_preview, inputs=distil_in, outputs=distil_out, to_request=_distil_request(False),
+                show=show_distil, stopped=distil_stopped, running="Distilling…")
+    bind_action(DISTIL, trigger=ui.resume.click, status=ui.status, preview=[ui.preview, ui.curves],
+                to_preview=distil_preview, inputs=distil_in, outputs=distil_out, to_request=_distil_request(True),
+                show=show_distil, stopped=distil_stopped, running="Resuming…", api_name="unlearn_resume")
+
+
+TAB = TabSpec(name="unlearn", title="Unlearning", build=build)

@@ -1,0 +1,143 @@
+"""Distil: train SFD's one-step generator (or the ESD baseline) from the teacher, as a long, stoppable, resumable
+run. Every ``preview_every`` steps it yields the loss curves and a grid (one row per class, same noise); every
+``checkpoint_every`` steps and on Stop it saves its whole state (``state.pt``) in the output folder, so a stopped
+run continues with ``resume`` and, with the same seed, gives what an uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from backends.common.errors import InputError
+from backends.common.progress import ProgressEvent
+from backends.common.shape_images import CLASSES
+
+from .classes import check_pair
+from .requests import DistilRequest
+from .trainers import ESDSettings, ESDTrainer, SFDSettings, SFDTrainer
+
+STATE = "state.pt"
+NETWORK = "network"  # the trained network's folder inside the run folder
+PREVIEW_PER_CLASS = 4
+
+
+@dataclass
+class DistilResult:
+    method: str
+    forget: str
+    safe: str
+    steps: int
+    seconds: float
+    losses: dict[str, list[float]]
+    preview: np.ndarray  # uint8 grid
+    network_dir: Path
+    resumed_from: int = 0
+    request: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        last = {k: (v[-1] if v else None) for k, v in self.losses.items()}
+        return dict(method=self.method, forget=self.forget, safe=self.safe, steps=self.steps,
+                    seconds=round(self.seconds, 2), resumed_from=self.resumed_from, last_losses=last)
+
+
+def make_trainer(request: DistilRequest, teacher):
+    f, s = check_pair(request.forget, request.safe)
+    if request.method == "sfd":
+        cfg = SFDSettings(alpha=request.alpha, t_init=request.t_init, lr_g=request.lr, lr_psi=request.lr,
+                          g_forget_coef=request.forget_coef, sg_forget_coef=request.forget_coef, batch=request.batch)
+        return SFDTrainer(teacher, f, s, cfg, seed=request.seed)
+    if request.method == "esd":
+        return ESDTrainer(teacher, f, s, ESDSettings(eta=request.eta, lr=request.lr, batch=request.batch), seed=request.seed)
+    raise InputError(f"unknown method {request.method!r} (sfd or esd)")
+
+
+def grid(images: np.ndarray, rows: int) -> np.ndarray:
+    """uint8 N×H×W×3 → one image, ``rows`` rows (row-major)."""
+    n, h, w, c = images.shape
+    cols = n // rows
+    return images[: rows * cols].reshape(rows, cols, h, w, c).transpose(0, 2, 1, 3, 4).reshape(rows * h, cols * w, c)
+
+
+@torch.no_grad()
+def preview(trainer, teacher, t_init: int) -> np.ndarray:
+    """A grid: one row per class, the same noise in every preview (so rows change only as the network does)."""
+    from .sampling import Samplers, draw
+
+    k = PREVIEW_PER_CLASS
+    labels = torch.arange(len(CLASSES)).repeat_interleave(k)
+    z = torch.randn((len(labels), 3, 32, 32), generator=torch.Generator().manual_seed(1234))
+    if trainer.method == "sfd":
+        s = Samplers(teacher, trainer.forget, sfd=trainer.model, t_init=t_init)
+        imgs, _ = draw(s, "sfd", labels, z)
+    else:
+        s = Samplers(teacher, trainer.forget, esd=trainer.model, teacher_steps=10)
+        imgs, _ = draw(s, "esd", labels, z)
+    return grid(imgs, len(CLASSES))
+
+
+def save_network(trainer, folder: Path, request: DistilRequest, teacher_fp: str, seconds: float) -> None:
+    extra = dict(method=trainer.method, teacher=teacher_fp, forget=request.forget, safe=request.safe,
+                 t_init=request.t_init, steps=trainer.step_count, train_seconds=round(seconds, 1),
+                 settings={k: getattr(request, k) for k in ("batch", "lr", "alpha", "forget_coef", "eta", "seed")})
+    trainer.model.save(folder, extra)
+
+
+def _config_of(request: DistilRequest) -> dict:
+    keys = ("method", "forget", "safe", "batch", "lr", "alpha", "t_init", "forget_coef", "eta", "seed")
+    return {k: getattr(request, k) for k in keys}
+
+
+def distil(request: DistilRequest, models, cancel=None):
+    """The run's events (progress with loss curves and previews), then (yielded last) a :class:`DistilResult`."""
+    teacher, teacher_fp = models
+    out = Path(request.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    trainer = make_trainer(request, teacher)
+    losses: dict[str, list[float]] = {}
+    seconds, start_step = 0.0, 0
+    state_path = out / STATE
+    if request.resume:
+        if not state_path.exists():
+            raise InputError(f"There is no stopped run to resume in {out}.")
+        st = torch.load(state_path, weights_only=False)
+        if st["config"] != _config_of(request) or st["teacher"] != teacher_fp:
+            raise InputError("That checkpoint was made with other settings or another teacher; resume it with the "
+                             f"same ones ({st['config']}).")
+        trainer.load_state_dict(st["trainer"])
+        losses, seconds, start_step = st["losses"], st["seconds"], trainer.step_count
+    t0 = time.perf_counter() - seconds
+
+    def save():
+        tmp = state_path.with_suffix(".tmp")
+        torch.save(dict(trainer=trainer.state_dict(), losses=losses, seconds=time.perf_counter() - t0,
+                        config=_config_of(request), teacher=teacher_fp), tmp)
+        tmp.replace(state_path)
+        save_network(trainer, out / NETWORK, request, teacher_fp, time.perf_counter() - t0)
+
+    img = preview(trainer, teacher, request.t_init)
+    yield ProgressEvent(start_step / request.iterations, f"{trainer.method.upper()}: step {start_step}",
+                        preview={"grid": img, "losses": losses, "step": start_step})
+    while trainer.step_count < request.iterations:
+        if cancel is not None and cancel.cancelled:
+            save()
+            cancel.raise_if_cancelled()
+        for k, v in trainer.step().items():
+            losses.setdefault(k, []).append(float(v))
+        step = trainer.step_count
+        if step % request.checkpoint_every == 0:
+            save()
+        if step % request.preview_every == 0 or step == request.iterations:
+            img = preview(trainer, teacher, request.t_init)
+            msg = ", ".join(f"{k} {v[-1]:.3g}" for k, v in losses.items())
+            yield ProgressEvent(step / request.iterations, f"{trainer.method.upper()}: step {step}/{request.iterations} ({msg})",
+                                preview={"grid": img, "losses": losses, "step": step})
+    save()
+    (out / "losses.json").write_text(json.dumps(losses))
+    yield DistilResult(trainer.method, request.forget, request.safe, trainer.step_count, time.perf_counter() - t0,
+                        losses, img, out / NETWORK, start_step, _config_of(request))

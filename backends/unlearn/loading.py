@@ -1,0 +1,62 @@
+"""Loading the teacher, the shape classifier and trained generators; a generator remembers its teacher by the
+sha256 of the teacher's weights, so a checkpoint of another teacher is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from backends.common.errors import InputError
+
+TEACHER_ID = "unlearn-teacher"
+CLASSIFIER_ID = "counterfactual-classifier"  # the suite's shape classifier (resolved through the registry)
+WEIGHTS = "model.safetensors"
+
+
+def fingerprint(folder: str | Path) -> str:
+    """The first 16 hex digits of the sha256 of a network folder's weights."""
+    return hashlib.sha256((Path(folder) / WEIGHTS).read_bytes()).hexdigest()[:16]
+
+
+def model_folder(model_id: str) -> Path:
+    from backends.common.registry import default_registry
+
+    return default_registry().resolve(model_id).path
+
+
+def load_teacher(folder: str | Path | None = None):
+    """(teacher network, its fingerprint)."""
+    from .networks import LabelUNet
+
+    folder = Path(folder) if folder is not None else model_folder(TEACHER_ID)
+    net, _ = LabelUNet.load(folder)
+    return net.requires_grad_(False), fingerprint(folder)
+
+
+def load_classifier(folder: str | Path | None = None):
+    from backends.common.cnn import SmallClassifier
+
+    return SmallClassifier.load(Path(folder) if folder is not None else model_folder(CLASSIFIER_ID))
+
+
+def generator_info(folder: str | Path) -> dict:
+    path = Path(folder) / "config.json"
+    if not path.exists() or not (Path(folder) / WEIGHTS).exists():
+        raise InputError(f"{folder} is not a generator folder (config.json + {WEIGHTS}).")
+    cfg = json.loads(path.read_text())
+    if cfg.get("method") not in ("sfd", "esd"):
+        raise InputError(f"{folder} holds no SFD or ESD generator (its config names no method).")
+    return cfg
+
+
+def load_generator(folder: str | Path, teacher_fingerprint: str):
+    """(network, config) of a trained SFD generator or ESD model; refused when made from another teacher."""
+    from .networks import LabelUNet
+
+    cfg = generator_info(folder)
+    if cfg.get("teacher") != teacher_fingerprint:
+        raise InputError(f"That checkpoint was distilled from another teacher (weights {cfg.get('teacher')}), not from "
+                         f"the loaded one ({teacher_fingerprint}): its samples would not be comparable.")
+    net, cfg = LabelUNet.load(folder)
+    return net.requires_grad_(False), cfg

@@ -1,0 +1,46 @@
+"""The losses of Score Forgetting Distillation and of the ESD-style baseline.
+
+As in the authors' DDPM code: every loss sums over pixels (C, H, W) and averages over the batch (this is
+what their learning rates are tuned for); x₀ guesses come from ε predictions; ω is per sample, without
+gradient, clamped at 1e-5.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .schedule import add_noise, x0_from_eps
+
+
+def fake_score_loss(psi, x0: torch.Tensor, t: torch.Tensor, y: torch.Tensor, eps: torch.Tensor,
+                    abar: torch.Tensor) -> torch.Tensor:
+    """ψ's denoising loss ‖ε − ε_ψ(x_t, t, y)‖² on (detached) generator samples ``x0``."""
+    xt = add_noise(x0, t, eps, abar)
+    return (eps - psi(xt, t, y)).square().sum(dim=(1, 2, 3)).mean()
+
+
+def sid_generator_loss(teacher, psi, x_g: torch.Tensor, t: torch.Tensor, y_teacher: torch.Tensor, y_psi: torch.Tensor,
+                       eps: torch.Tensor, abar: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Score identity Distillation's generator loss [(f_p − f_ψ)·((f_p − x_g) − α(f_p − f_ψ))]/ω.
+
+    With ``y_teacher == y_psi`` it is SiD's distillation loss; with the teacher on the safe label and G, ψ on
+    the forget label it is SFD's forgetting loss (the forget class's score pulled onto the safe class's).
+    Gradients reach G through x_g (and through the frozen nets' inputs), never the nets' weights."""
+    xt = add_noise(x_g, t, eps, abar)
+    f_psi = x0_from_eps(xt, t, psi(xt, t, y_psi), abar)
+    f_p = x0_from_eps(xt, t, teacher(xt, t, y_teacher), abar)
+    with torch.no_grad():
+        omega = (f_p - x_g).abs().mean(dim=(1, 2, 3), keepdim=True).clamp(min=1e-5)
+    loss = ((f_p - f_psi) * ((f_p - x_g) - alpha * (f_p - f_psi))) / omega
+    return loss.sum(dim=(1, 2, 3)).mean()
+
+
+def esd_loss(student, teacher, xt: torch.Tensor, t: torch.Tensor, forget: int, null: int, eta: float) -> torch.Tensor:
+    """ESD: ε_θ*(x_t, c_f) regressed onto the frozen teacher's negatively guided ε_θ(x_t,∅) − η(ε_θ(x_t,c_f) − ε_θ(x_t,∅))."""
+    n = xt.shape[0]
+    yf = torch.full((n,), forget, dtype=torch.long)
+    with torch.no_grad():
+        e_null = teacher(xt, t, torch.full((n,), null, dtype=torch.long))
+        e_f = teacher(xt, t, yf)
+        target = e_null - eta * (e_f - e_null)
+    return (student(xt, t, yf) - target).square().sum(dim=(1, 2, 3)).mean()

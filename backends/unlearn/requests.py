@@ -1,0 +1,76 @@
+"""The Unlearning capability's typed requests (torch-free: the tab, the CLI and the action catalog import them).
+
+Every field is declared once with ``backends.common.params.param``: its range, choices, default and help feed
+the tab's controls, the CLI's options and the API's documented parameters. Defaults are the authors' CIFAR-10
+config where it carries over (α 1.2, t_init 440, t ∈ [38, 712), forget coefficients 0.01, Adam β₁ = 0, value
+clip 1); the learning rate and batch are CPU-sized (see docs/unlearn.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from backends.common.params import param, seed_param
+from backends.common.shape_images import CLASSES
+
+from .classes import check_pair
+
+TRAINED = ("sfd", "esd")
+SHIPPED = "shipped"
+
+
+@dataclass
+class DistilRequest:
+    out_dir: Path = param(help="Where the run keeps its checkpoint, loss curves, previews and the trained network.")
+    method: str = param("sfd", choices=TRAINED, label="Method",
+                        help="sfd: Score Forgetting Distillation into a one-step generator; esd: fine-tune the teacher's "
+                             "forget-class score onto a negatively guided target (the ESD baseline).")
+    forget: str = param("cube", choices=CLASSES, label="Forget", help="The class the model must stop producing.")
+    safe: str = param("sphere", choices=CLASSES, label="Map it to",
+                      help="The class whose score the forgotten one is aligned to (SFD's override label).")
+    iterations: int = param(300, minimum=1, maximum=50_000, label="Iterations (paper: 50,000)",
+                            help="Optimiser steps (SFD: one fake-score step and one generator step each).")
+    batch: int = param(32, minimum=2, maximum=256, label="Batch (paper: 128)", help="Samples per loss term and step.")
+    lr: float = param(1e-4, minimum=1e-7, maximum=1e-2, label="Learning rate (paper: 1e-5)",
+                      help="Adam's rate for G and ψ (SFD) or the fine-tuned model (ESD).")
+    alpha: float = param(1.2, minimum=0.0, maximum=2.0, step=0.05, label="α (SiD)",
+                         help="SiD's α in [(f_p−f_ψ)·((f_p−x_g) − α(f_p−f_ψ))]/ω; the paper's 1.2.")
+    t_init: int = param(440, minimum=1, maximum=999, label="t_init",
+                        help="The timestep at which the one-step generator evaluates the teacher's network.")
+    forget_coef: float = param(0.01, minimum=0.0, maximum=10.0, label="Forget coefficient",
+                               help="Weight of the forgetting losses of G and ψ (the paper's 0.01; remain terms 1).")
+    eta: float = param(1.0, minimum=0.0, maximum=10.0, step=0.1, label="ESD η",
+                       help="Negative-guidance strength of the ESD target ε(∅) − η(ε(c_f) − ε(∅)).")
+    preview_every: int = param(25, minimum=1, maximum=10_000, label="Preview every",
+                               help="A preview grid (one row per class) and the loss curves every this many steps.")
+    checkpoint_every: int = param(50, minimum=1, maximum=10_000,
+                                  help="Save the run's full state every this many steps (and on Stop).")
+    resume: bool = param(False, help="Continue the stopped run whose checkpoint is in the output folder.")
+    seed: int = seed_param("Same seed and settings → the same training run.")
+
+    def validate(self) -> None:
+        check_pair(self.forget, self.safe)
+
+
+@dataclass
+class EvaluateRequest:
+    forget: str = param("cube", choices=CLASSES, label="Forget", help="The forgotten class.")
+    safe: str = param("sphere", choices=CLASSES, label="Map it to", help="The class it was mapped to.")
+    sfd_generator: str = param(SHIPPED, label="SFD generator",
+                               help="'shipped' (the generator distilled for this choice), a folder of a Distil run "
+                                    "or generator, or 'none'.")
+    esd_model: str = param(SHIPPED, label="ESD model",
+                           help="'shipped', a folder of an ESD Distil run or model, or 'none'.")
+    per_class: int = param(8, minimum=2, maximum=2000, label="Samples per class",
+                           help="Images drawn per class and method (the metrics use all of them).")
+    teacher_steps: int = param(20, minimum=2, maximum=1000, label="Teacher DDIM steps",
+                               help="Steps of the teacher, of negative guidance and of the ESD model (SFD takes one).")
+    eta: float = param(1.0, minimum=0.0, maximum=10.0, step=0.1, label="Negative guidance η",
+                       help="Sampling-time negative guidance for the forgotten class: ε(∅) − η(ε(c_f) − ε(∅)).")
+    metrics: bool = param(True, help="Compute forget rate, accuracy and Fréchet distance (off: only the grid).")
+    out_dir: Path | None = param(None, help="Where the grids and numbers are written (default: the run's folder).")
+    seed: int = seed_param("Same seed → the same noise for every method.")
+
+    def validate(self) -> None:
+        check_pair(self.forget, self.safe)

@@ -1,0 +1,39 @@
+"""The Unlearning tab through gradio_client, as an API user would call it: the shipped generators sampled beside
+the teacher with the classifier's readings, the metrics, and refused inputs that keep the session."""
+
+import json
+from pathlib import Path
+
+import pytest
+from gradio_client.exceptions import AppError
+
+
+def test_shipped_generators_give_a_panel_per_class_with_readings(client):
+    status, gallery, table, summary, files = client.predict(
+        "cone", "cylinder", 2, 2, 1.0, 0, api_name="/unlearn_sample_shipped")
+    assert summary["forget"] == "cone" and set(summary["methods"]) == {"teacher", "sfd", "esd", "negative_guidance"}
+    assert len(gallery) == 5 and "forgotten" in gallery[3]["caption"]
+    names = {Path(f).name for f in files}
+    assert {"panel_cone.png", "grid_sfd.png", "samples.npz", "metrics.json", "run.json"} <= names
+    card = json.loads(Path(next(f for f in files if f.endswith("run.json"))).read_text())
+    assert card["action"] == "unlearn_sample" and card["request"]["sfd_generator"] == "shipped"
+
+
+def test_evaluate_reports_every_method(client):
+    *_, table, summary, files = client.predict(
+        forget="cube", safe="sphere", per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+    metrics = summary["metrics"]
+    assert set(metrics) == {"teacher", "sfd", "esd", "negative_guidance"}
+    assert all(0 <= m["forget_rate"]["value"] <= 1 and m["forget_rate"]["n"] == 2 for m in metrics.values())
+    assert set(summary["seconds_per_image"]) == set(metrics) and all(v > 0 for v in summary["seconds_per_image"].values())
+    assert len(table["data"]) == 4
+
+
+def test_forgetting_a_class_onto_itself_is_refused(client):
+    with pytest.raises(AppError, match="onto itself"):
+        client.predict("cube", "cube", 2, 2, 1.0, 0, api_name="/unlearn_sample_shipped")
+
+
+def test_a_pair_without_shipped_generators_says_so(client):
+    with pytest.raises(AppError, match="No SFD network ships"):
+        client.predict("torus", "cube", 2, 2, 1.0, 0, api_name="/unlearn_sample_shipped")
