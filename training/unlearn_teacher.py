@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from backends.common.seeding import seed_everything
-from backends.common.shape_images import CLASSES, cached_split
+from backends.synth.shape_images import CLASSES, cached_split
 from backends.unlearn.networks import DEFAULT_CONFIG, LabelUNet
 from backends.unlearn.schedule import T, add_noise, alphas_cumprod
 

@@ -1,6 +1,6 @@
-"""The Counterfactual tab's domain: the shared 32×32 shape images (``backends/common/shape_images.py``)."""
+"""The Counterfactual tab's domain: the shared 32×32 shape images (``backends/synth/shape_images.py``)."""
 
-from backends.common.shape_images import (  # noqa: F401 (re-exported: this tab's name for the shared domain)
+from backends.synth.shape_images import (  # noqa: F401 (re-exported: this tab's name for the shared domain)
     CAMERA,
     CLASSES,
     IMAGE_SIZE,

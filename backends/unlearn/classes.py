@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from backends.common.errors import InputError
-from backends.common.shape_images import CLASSES
+from backends.synth.shape_images import CLASSES
 
 # the forget → safe choices the shipped generators were distilled for (training/unlearn_generators.py)
 DEFAULT_CHOICES: tuple[tuple[str, str], ...] = (("cube", "sphere"), ("cone", "cylinder"))

@@ -16,7 +16,7 @@ import torch
 
 from backends.common.errors import InputError
 from backends.common.progress import ProgressEvent
-from backends.common.shape_images import CLASSES
+from backends.synth.shape_images import CLASSES
 
 from .classes import check_pair
 from .requests import DistilRequest

@@ -13,7 +13,7 @@ import torch
 
 from backends.common.errors import InputError
 from backends.common.progress import ProgressEvent, raise_if_cancelled
-from backends.common.shape_images import CLASSES
+from backends.synth.shape_images import CLASSES
 
 from .classes import check_pair
 from .loading import generator_info, load_generator, model_folder
@@ -76,7 +76,7 @@ def reference_features(classifier, forget: int, n: int) -> np.ndarray:
     """Classifier features of ``n`` held-out renders (test split) of every class but the forgotten one."""
     from backends.common.frechet import classifier_features
     from backends.common.settings import get_settings
-    from backends.common.shape_images import cached_split
+    from backends.synth.shape_images import cached_split
 
     data = cached_split("test", Path(get_settings().models_dir) / "cache" / "shape-images", n, workers=1)
     keep = data["labels"] != forget

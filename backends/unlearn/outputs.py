@@ -11,7 +11,7 @@ import numpy as np
 
 from backends.common.files import write_text
 from backends.common.imageio import save_png
-from backends.common.shape_images import CLASSES
+from backends.synth.shape_images import CLASSES
 
 from .distil import DistilResult, grid
 from .evaluate import EvaluateResult

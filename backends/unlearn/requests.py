@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backends.common.params import param, seed_param
-from backends.common.shape_images import CLASSES
+from backends.synth.shape_images import CLASSES
 
 from .classes import check_pair
 
