@@ -20,7 +20,10 @@ INTRO = ("**Score Forgetting Distillation** (SFD, ICLR 2025): a diffusion model 
          "aligning the forget class's score with a safe class's, inside a data-free score-identity distillation "
          "into a **one-step generator**. Here the teacher is a small label-conditional diffusion model of the "
          "suite's 32×32 shape renders (one label per shape, shown enlarged); the suite's shape classifier reads "
-         "every image. Compare SFD with the ESD fine-tuning baseline and with negative guidance at sampling time.")
+         "every image. Compare SFD with the ESD fine-tuning baseline and with negative guidance at sampling time.\n\n"
+         "**The shipped teacher is under-trained** (2,145 steps on a shared 2-core CPU): the classifier reads its "
+         "samples near chance, so the forget rates here say more about the classifier's habits than about "
+         "forgetting. Train it longer with `python -m training.unlearn_teacher` (see docs/unlearn.md).")
 MODELS_LINE = ("Teacher `unlearn-teacher` (label-conditional DDPM, ε-prediction, sampled with DDIM) · classifier "
                "`counterfactual-classifier` · device: CPU")
 
