@@ -12,7 +12,7 @@ SHD against the true CPDAG and edge (skeleton) F1.
 
 ``bench/results/citest.json`` holds exactly the issue's keys: ``type1_error``, ``power``, ``pc_shd``, ``pc_f1``
 (test → value: the mean over every CI setting, or over the binarised PC setting's DAGs) and ``n_datasets``
-(data sets per CI setting and DAGs per PC setting); ``citest-details.json`` has every setting with 95% Wilson
+(simulated data sets per CI setting; the DAGs per PC setting are in the details); ``citest-details.json`` has every setting with 95% Wilson
 intervals (CI tests) or standard errors (PC).
 
 No measurement here is a user action: the tests are called directly (the same code the actions call).
@@ -149,10 +149,11 @@ def main(argv=None) -> int:
         "power": {t: float(np.mean([s["power"][t] for s in settings])) for t in TESTS},
         "pc_shd": binary_pc["shd"],
         "pc_f1": binary_pc["f1"],
-        "n_datasets": {"per_ci_setting": min(s["datasets"] for s in settings), "ci_settings": len(settings),
-                       "dags_per_pc_setting": binary_pc["dags"]},
+        "n_datasets": min(s["datasets"] for s in settings),
     }
-    details = {"alpha": ALPHA, "quick": args.quick, "ci_settings": settings, "pc_settings": pcs,
+    details = {"alpha": ALPHA, "quick": args.quick, "n_datasets": {
+        "per_ci_setting": payload["n_datasets"], "ci_settings": len(settings), "dags_per_pc_setting": binary_pc["dags"]},
+               "ci_settings": settings, "pc_settings": pcs,
                "bench_minutes": (time.perf_counter() - t0) / 60,
                "command": "python -m bench.citest" + (" --quick" if args.quick else "")}
     RESULTS.mkdir(exist_ok=True)
