@@ -96,7 +96,8 @@ def _density_section(ui: SimpleNamespace) -> None:
         with gr.Column():
             ui.frame = gr.Image(label="Displacement interpolation", type="filepath", interactive=False, height=280,
                                 elem_id="ot-frame")
-            ui.t = gr.Slider(0.0, 1.0, value=0.0, step=0.01, label="t (0: first density, 1: second)", elem_id="ot-t")
+            ui.t = gr.Slider(0.0, 1.0, value=0.0, step=0.01, label="t (0: first density, 1: second)", elem_id="ot-t",
+                             info="Where along the displacement interpolation the picture is taken.")
         ui.d_files = gr.File(label="Downloads (plan.npz sparse, potentials.npz, interpolation.npy, PNGs, run.json)",
                              file_count="multiple", elem_id="ot-density-files")
 

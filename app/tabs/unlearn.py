@@ -14,7 +14,7 @@ from app.components.params import control
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.unlearn.actions import DISTIL, EVALUATE, SAMPLE
-from backends.unlearn.requests import SHIPPED, DistilRequest, EvaluateRequest
+from backends.unlearn.requests import SHIPPED, DistilRequest, EvaluateRequest, is_run_id
 
 INTRO = ("**Score Forgetting Distillation** (SFD, ICLR 2025): a diffusion model is made to *forget* a class by "
          "aligning the forget class's score with a safe class's, inside a data-free score-identity distillation "
@@ -64,8 +64,9 @@ def build(demo: gr.Blocks) -> None:
                 ui.preview_every = control(DistilRequest, "preview_every")
                 ui.checkpoint_every = control(DistilRequest, "checkpoint_every")
                 ui.d_seed = control(DistilRequest, "seed", widget="number")
-        ui.run_dir = gr.Textbox(label="Run folder (kept across restarts; Resume continues the run in it)",
-                                elem_id="ul-run-dir")
+        ui.run_dir = gr.Textbox(label="Run id", elem_id="ul-run-dir",
+                                info="Shown when Distil starts; Resume continues that run from its last checkpoint, "
+                                     "also after a restart. Give it as SFD generator / ESD model to compare it.")
         with gr.Row():
             ui.distil = gr.Button("Distil", variant="primary", elem_id="ul-distil")
             ui.resume = gr.Button("Resume", elem_id="ul-resume")
@@ -95,9 +96,12 @@ def _seed(value) -> int:
 
 def compare_request(forget, safe, sfd_generator, esd_model, per_class, teacher_steps, eta, seed):
     """Args:
-        sfd_generator: 'shipped', 'none' or the folder of a Distil run / generator (on the server).
-        esd_model: 'shipped', 'none' or the folder of an ESD Distil run / model (on the server).
+        sfd_generator: 'shipped', 'none' or the id of an SFD Distil run.
+        esd_model: 'shipped', 'none' or the id of an ESD Distil run.
     """
+    for given in (sfd_generator, esd_model):  # the page names runs by id; a path on the server is not its to give
+        if (given or "").strip().lower() not in ("", SHIPPED, "none") and not is_run_id(given):
+            raise InputError(f"{given[:60]!r}: give 'shipped', 'none' or the id of a Distil run.")
     return EvaluateRequest(forget=forget, safe=safe, sfd_generator=sfd_generator or SHIPPED, esd_model=esd_model or SHIPPED,
                            per_class=per_class, teacher_steps=teacher_steps, eta=eta, seed=_seed(seed))
 
@@ -111,14 +115,15 @@ def _distil_request(resume: bool):
     def to_request(forget, safe, method, iterations, batch, lr, alpha, t_init, forget_coef, eta, preview_every,
                    checkpoint_every, seed, run_dir):
         """Args:
-            run_dir: The run folder (empty: a new one; Resume: the stopped run's folder).
+            run_dir: The run id (empty: a new run; Resume: the stopped run's id).
         """
         from backends.common.runs import new_run
+        from backends.unlearn.evaluate import run_folder
 
         if resume:
             if not (run_dir or "").strip():
-                raise InputError("Resume needs the folder of a stopped run (Distil first).")
-            folder = Path(run_dir.strip())
+                raise InputError("Resume needs the id of a stopped run (Distil first).")
+            folder = run_folder(run_dir)
         else:
             folder = new_run("unlearn")[1]
         return DistilRequest(out_dir=folder, method=method, forget=forget, safe=safe, iterations=iterations,
@@ -141,11 +146,11 @@ def show_comparison(request, result, paths):
 def show_distil(request, result, paths):
     from backends.unlearn.outputs import loss_plot
 
-    folder = str(request.out_dir)
+    folder = Path(request.out_dir).name  # the run's id: the page never shows a server path
     sfd, esd = (folder, gr.update()) if result.method == "sfd" else (gr.update(), folder)
     text = (f"{result.method.upper()} finished {result.steps} steps in {result.seconds:.0f} s"
             + (f" (resumed at step {result.resumed_from})" if result.resumed_from else "")
-            + f". The network is in the run folder; the Compare tab now uses it ({folder}).")
+            + f". The network is kept with run {folder}; the Compare tab now uses it.")
     return (text, _enlarge(result.preview), loss_plot(result.losses), folder, sfd, esd, result.to_json(),
             [str(p) for p in paths.values()])
 
@@ -163,8 +168,8 @@ def distil_preview(item):
 
 
 def distil_stopped(request):
-    folder = str(request.out_dir)
-    return (f"Stopped by the user: the run's checkpoint is saved in {folder}; press Resume to continue it.",
+    folder = Path(request.out_dir).name  # the run's id
+    return (f"Stopped by the user: run {folder}'s checkpoint is saved; press Resume to continue it.",
             gr.update(), gr.update(), folder, gr.update(), gr.update(), gr.update(), gr.update())
 
 

@@ -18,12 +18,25 @@ from backends.synth.shape_images import CLASSES
 from .classes import check_pair
 from .loading import generator_info, load_generator, model_folder
 from .metrics import method_metrics, readings
-from .requests import SHIPPED, EvaluateRequest
+from .requests import SHIPPED, EvaluateRequest, is_run_id
 from .sampling import METHOD_TITLES, Samplers, draw, noise
 
 
 def shipped_id(method: str, forget: str, safe: str) -> str:
     return f"unlearn-{method}-{forget}-to-{safe}"
+
+
+def run_folder(run_id: str) -> Path:
+    """The folder of Distil run ``run_id`` on this server (the tab names runs by id, never by path)."""
+    from backends.common.runs import runs_root
+
+    run_id = (run_id or "").strip().lower()
+    if not is_run_id(run_id):
+        raise InputError(f"{run_id[:40]!r} is not a run id (12 letters and digits, shown when Distil starts).")
+    folder = runs_root() / "unlearn" / run_id
+    if not folder.is_dir():
+        raise InputError(f"There is no Distil run {run_id} on this server; press Distil to start one.")
+    return folder
 
 
 def resolve_network(spec: str, method: str, request: EvaluateRequest, teacher_fp: str):
@@ -40,14 +53,14 @@ def resolve_network(spec: str, method: str, request: EvaluateRequest, teacher_fp
                              "(Distil) and give its folder, or choose a shipped pair.")
         folder = model_folder(model_id)
     else:
-        folder = Path(spec)
+        folder = run_folder(spec) if is_run_id(spec) else Path(spec)
         if (folder / "network").is_dir():
             folder = folder / "network"
     cfg = generator_info(folder)
     if cfg["method"] != method:
-        raise InputError(f"{folder} holds a {cfg['method'].upper()} network, not {method.upper()}.")
+        raise InputError(f"{spec} holds a {cfg['method'].upper()} network, not {method.upper()}.")
     if (cfg.get("forget"), cfg.get("safe")) != (request.forget, request.safe):
-        raise InputError(f"{folder} was trained to forget {cfg.get('forget')} → {cfg.get('safe')}, "
+        raise InputError(f"{spec} was trained to forget {cfg.get('forget')} → {cfg.get('safe')}, "
                          f"not {request.forget} → {request.safe}.")
     return load_generator(folder, teacher_fp)
 

@@ -8,6 +8,7 @@ clip 1); the learning rate and batch are CPU-sized (see docs/unlearn.md).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,3 +75,8 @@ class EvaluateRequest:
 
     def validate(self) -> None:
         check_pair(self.forget, self.safe)
+
+
+def is_run_id(spec: str) -> bool:
+    """A Distil run's id (12 hex digits, as the tab shows it) rather than a folder."""
+    return bool(re.fullmatch(r"[0-9a-f]{12}", (spec or "").strip().lower()))

@@ -37,3 +37,18 @@ def test_forgetting_a_class_onto_itself_is_refused(client):
 def test_a_pair_without_shipped_generators_says_so(client):
     with pytest.raises(AppError, match="No SFD network ships"):
         client.predict("torus", "cube", 2, 2, 1.0, 0, api_name="/unlearn_sample_shipped")
+
+
+def test_a_distil_run_is_named_by_its_id_and_compared_by_it_and_a_server_path_is_refused(client):
+    """The page names a Distil run by its id, never by a folder of the server; the id brings the network back."""
+    status, _, _, run_id, sfd, _, summary, files = client.predict(
+        forget="cube", safe="sphere", method="sfd", iterations=2, batch=2, preview_every=1, checkpoint_every=1,
+        run_dir="", api_name="/unlearn_distil")
+    assert len(run_id) == 12 and int(run_id, 16) >= 0 and sfd == run_id, (run_id, sfd)
+    assert "/" not in status and "/" not in run_id
+    *_, summary, _ = client.predict(forget="cube", safe="sphere", sfd_generator=run_id, esd_model="none",
+                                    per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+    assert "sfd" in summary["metrics"]
+    with pytest.raises(AppError, match="the id of a Distil run"):
+        client.predict(forget="cube", safe="sphere", sfd_generator=str(Path.home()), esd_model="none",
+                       per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
