@@ -150,11 +150,13 @@ def main(argv: list[str] | None = None) -> int:
     path = RESULTS / "platform.json"  # exactly the keys, at top level
     path.write_text(json.dumps(payload, indent=2) + "\n")
     details = RESULTS / "platform-details.json"
-    details.write_text(json.dumps({
+    from backends.common.redact import redact_paths
+
+    details.write_text(redact_paths(json.dumps({
         "named_endpoints": api["endpoints"], "unnamed": api["unnamed"], "undocumented": api["undocumented"],
         "not_single_source": {c.action: c.problems for c in checks if not c.single_source},
         "mcp_tools": api["tools"], "timing_assertions": timed, "cold_start": start, "wheel": wheel_result,
-        "make_test_seconds_from": seconds_from}, indent=1) + "\n")
+        "make_test_seconds_from": seconds_from}, indent=1)) + "\n")
     print(f"wrote {path.relative_to(ROOT)} and {details.relative_to(ROOT)}")
     return 0
 

@@ -7,6 +7,8 @@ import platform
 import time
 from pathlib import Path
 
+from backends.common.redact import redact_paths
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -24,5 +26,5 @@ def write_results(name: str, payload: dict) -> Path:
     payload = {**payload, "machine": f"{platform.machine()} · {platform.processor() or 'cpu'}",
                "when": time.strftime("%Y-%m-%dT%H:%M:%S")}
     path = RESULTS / f"{name}.json"
-    path.write_text(json.dumps(payload, indent=2) + "\n")
+    path.write_text(redact_paths(json.dumps(payload, indent=2)) + "\n")  # results speak of the project, not this machine
     return path
