@@ -59,10 +59,10 @@ class EvaluateRequest:
     forget: str = param("cube", choices=CLASSES, label="Forget", help="The forgotten class.")
     safe: str = param("sphere", choices=CLASSES, label="Map it to", help="The class it was mapped to.")
     sfd_generator: str = param(SHIPPED, label="SFD generator",
-                               help="'shipped' (the generator distilled for this choice), a folder of a Distil run "
-                                    "or generator, or 'none'.")
+                               help="'shipped' (the generator distilled for this choice), 'none', or the id of a Distil "
+                                    "run (the CLI also takes a run's or a network's folder).")
     esd_model: str = param(SHIPPED, label="ESD model",
-                           help="'shipped', a folder of an ESD Distil run or model, or 'none'.")
+                           help="'shipped', 'none', or the id of an ESD Distil run (the CLI also takes a folder).")
     per_class: int = param(8, minimum=2, maximum=2000, label="Samples per class",
                            help="Images drawn per class and method (the metrics use all of them).")
     teacher_steps: int = param(20, minimum=2, maximum=1000, label="Teacher DDIM steps",
