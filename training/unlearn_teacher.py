@@ -47,6 +47,13 @@ def train(args) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     state_path = run_dir / "state.pt"
     step, elapsed = 0, 0.0
+    if args.init is not None:  # continue a finished teacher (its EMA weights) with a fresh optimiser
+        prior, _ = LabelUNet.load(args.init)
+        net.load_state_dict(prior.state_dict())
+        ema.load_state_dict(prior.state_dict())
+        done = json.loads((Path(args.init) / "training.json").read_text())
+        step, elapsed = done["steps"], done["train_seconds"]
+        print(f"initialised from {Path(args.init).name} at step {step}", flush=True)
     if args.resume and state_path.exists():
         st = torch.load(state_path, weights_only=False)
         net.load_state_dict(st["net"])
@@ -56,9 +63,10 @@ def train(args) -> dict:
         print(f"resumed at step {step}", flush=True)
     gen = torch.Generator().manual_seed(args.seed + step)
     t0, last = time.time() - elapsed, time.time()
+    first_step = step
     log = open(run_dir / "loss.log", "a")
     losses = []
-    while time.time() - t0 < args.minutes * 60:
+    while time.time() - t0 < args.minutes * 60 + (elapsed if args.init is not None else 0.0):
         idx = torch.randint(len(images), (args.batch,), generator=gen)
         x0, y = images[idx], labels[idx].clone()
         flip = torch.rand(args.batch, generator=gen) < 0.5
@@ -68,7 +76,7 @@ def train(args) -> dict:
         eps = torch.randn(x0.shape, generator=gen)
         loss = (net(add_noise(x0, t, eps, abar), t, y) - eps).pow(2).mean()
         for g in opt.param_groups:
-            g["lr"] = args.lr * min(1.0, (step + 1) / 200)
+            g["lr"] = args.lr * min(1.0, (step - first_step + 1) / 200)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -111,6 +119,8 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint-minutes", type=float, default=3.0)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--init", type=Path, default=None,
+                   help="a saved teacher folder to continue from (weights and its training.json step count)")
     p.add_argument("--data-dir", type=Path, default=ROOT / "training" / "data")
     p.add_argument("--run-dir", type=Path, default=ROOT / "training" / "runs" / "unlearn-teacher")
     p.add_argument("--out", type=Path, default=ROOT / "assets" / "unlearn-teacher")

@@ -32,8 +32,21 @@ def patient_url_ok(url: str, budget_s: float = 60.0) -> bool:
         time.sleep(0.5)
 
 
-def install() -> None:
-    """Launch's check (looked up on the module at call time) becomes :func:`patient_url_ok`."""
+_gradios_url_ok = None
+
+
+def gradios_url_ok():
+    """Gradio's own check, as Gradio ships it (after :func:`install` too)."""
     from gradio import networking
 
+    return _gradios_url_ok or networking.url_ok
+
+
+def install() -> None:
+    """Launch's check (looked up on the module at call time) becomes :func:`patient_url_ok`."""
+    global _gradios_url_ok
+    from gradio import networking
+
+    if networking.url_ok is not patient_url_ok:
+        _gradios_url_ok = networking.url_ok
     networking.url_ok = patient_url_ok

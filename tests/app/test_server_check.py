@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from app.components.server_check import patient_url_ok
+from app.components.server_check import gradios_url_ok, patient_url_ok
 from tests.conftest import free_port
 
 
@@ -19,11 +19,9 @@ class _Up(BaseHTTPRequestHandler):
 
 
 def test_a_server_that_starts_listening_late_is_found_where_gradios_check_gives_up():
-    from gradio import networking
-
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    assert not networking.url_ok(url)  # nothing listens yet: gradio's own check gives up at once
+    assert not gradios_url_ok()(url)  # nothing listens yet: gradio's own check gives up at once
     servers = []
 
     def start_late():

@@ -15,7 +15,6 @@ from collections.abc import Callable
 import numpy as np
 
 from backends.common.progress import CancelToken, raise_if_cancelled
-from backends.games.gops import search as gs
 from backends.games.gops.game import GopsState
 from backends.games.gops.opponent import OpponentModel
 
@@ -128,6 +127,10 @@ class MCTSAgent(Agent):
         self.on_progress: Callable[[int, int], None] | None = None
 
     def bid(self, state, player, rng):
+        # the compiled search (numba) is imported at the first search, not with the module: the app's tab
+        # imports this module while it starts, and numba alone costs a quarter of a second there
+        from backends.games.gops import search as gs
+
         start = time.perf_counter()  # learning from the revealed bids counts against the move's time
         n = state.config.num_cards
         opp_w = np.zeros(0)

@@ -175,7 +175,9 @@ class SandboxedFunction:
     def evaluate(self, states: list, cancel: CancelToken | None = None) -> list:
         """One result per state; ``cancel`` (the job's Stop) kills the worker mid-call (Cancelled)."""
         with self._lock:
-            raise_if_cancelled(cancel)
+            if cancel is not None and cancel.cancelled:  # stopped before the call: no worker outlives its job
+                self.close()
+                raise_if_cancelled(cancel)
             if self._proc is None or self._proc.poll() is not None:
                 self._start()
             timeout = self.limits.seconds_per_call * max(1, len(states)) + 1.0
