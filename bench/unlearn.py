@@ -1,5 +1,7 @@
-"""SFD vs the ESD-style fine-tuning baseline vs sampling-time negative guidance vs the plain teacher, on the shipped
-teacher and the shipped networks of the default forget choices, measured side by side in one run.
+"""SFD vs the ESD-style and SalUn fine-tuning baselines vs sampling-time negative guidance vs the plain teacher, on the
+shipped teacher and the shipped networks of the default forget choices, measured side by side in one run. A method
+with no shipped network for a choice (SalUn before its networks are trained) is skipped for that choice, said on
+stdout and in the details JSON, and has no key in the results' method dicts.
 
 For each forget choice (forget → safe), the same noise (one seed) goes through every method for every class; the
 suite's shape classifier reads each image. Per method:
@@ -46,12 +48,13 @@ def choice_key(forget: str, safe: str) -> str:
 def run(per_class: int, teacher_steps: int, seed: int) -> tuple[dict, dict]:
     out = {k: {m: {} for m in METHODS} for k in ("forget_rate", "retained_accuracy", "retained_fd")}
     seconds = {m: [] for m in METHODS}
-    teacher_acc, details = {}, {}
+    teacher_acc, details, skipped = {}, {}, {}
     for forget, safe in DEFAULT_CHOICES:
         req = EvaluateRequest(forget=forget, safe=safe, per_class=per_class, teacher_steps=teacher_steps, seed=seed)
         models = load_model("unlearn_evaluate", req)
         res = run_to_result(evaluate(req, models))
         key = choice_key(forget, safe)
+        skipped.update({f"{m} {key}": why for m, why in res.skipped.items()})
         for m in res.methods:
             x = res.metrics[m]
             out["forget_rate"][m][key] = x["forget_rate"]
@@ -69,7 +72,7 @@ def run(per_class: int, teacher_steps: int, seed: int) -> tuple[dict, dict]:
                              "forget_requests": per_class, "retained_requests": 4 * per_class,
                              "choices": [choice_key(f, s) for f, s in DEFAULT_CHOICES], "teacher_ddim_steps": teacher_steps,
                              "reference_renders": {k: v["n_reference_renders"] for k, v in details.items()}}}
-    return payload, details
+    return payload, {**details, "skipped": skipped}
 
 
 def claims(p: dict) -> dict:
@@ -79,7 +82,7 @@ def claims(p: dict) -> dict:
         fr = {m: p["forget_rate"][m][key]["value"] for m in p["forget_rate"] if key in p["forget_rate"][m]}
         ra = {m: p["retained_accuracy"][m][key]["value"] for m in p["retained_accuracy"] if key in p["retained_accuracy"][m]}
         fd = {m: p["retained_fd"][m][key] for m in p["retained_fd"] if key in p["retained_fd"][m]}
-        base = [m for m in ("esd", "negative_guidance") if m in fr]
+        base = [m for m in ("esd", "salun", "negative_guidance") if m in fr]
         best = min(base, key=lambda m: fr[m])
         out[key] = {"sfd_forget_rate_le_0.05": fr["sfd"] <= 0.05,
                     "sfd_retained_acc_within_0.03_of_teacher": ra["sfd"] >= ra["teacher"] - 0.03,
@@ -133,6 +136,8 @@ def main(argv=None) -> None:
     print(f"\nteacher accuracy (all classes): {json.dumps({k: v['value'] for k, v in payload['teacher_accuracy'].items()})}")
     print(f"speedup one step vs teacher ({args.teacher_steps} DDIM steps): {payload['speedup_one_step']:.1f}×")
     print(f"n: {per_class} per class per method and choice")
+    for what, why in details["skipped"].items():
+        print(f"skipped: {what} ({why})")
     print("claims / goals:", json.dumps(verdict, indent=1))
     RESULTS.mkdir(exist_ok=True)
     flat = summary(payload)

@@ -1,5 +1,5 @@
 """Distil the Unlearning tab's shipped networks from the shipped teacher: for each default forget choice, SFD's
-one-step generator and the ESD-style fine-tuned model, on the same wall-clock budget (same machine, run side by
+one-step generator, the ESD-style and the SalUn fine-tuned models, on the same wall-clock budget (same machine, run side by
 side), through the tab's own Distil code (``backends/unlearn/distil.py``).
 
     python -m training.unlearn_generators --method sfd --forget cube --safe sphere [--minutes 20]
@@ -22,7 +22,7 @@ from backends.common.errors import Cancelled
 from backends.common.progress import CancelToken, ProgressEvent
 from backends.unlearn.distil import NETWORK, distil
 from backends.unlearn.loading import load_teacher
-from backends.unlearn.requests import DistilRequest
+from backends.unlearn.requests import TRAINED, DistilRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def asset_name(method: str, forget: str, safe: str) -> str:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--method", choices=("sfd", "esd"), required=True)
+    p.add_argument("--method", choices=TRAINED, required=True)
     p.add_argument("--forget", default="cube")
     p.add_argument("--safe", default="sphere")
     p.add_argument("--minutes", type=float, default=20.0)

@@ -1,6 +1,6 @@
 """Unlearning tab (Score Forgetting Distillation): make the label-conditional teacher forget a shape — distil SFD's
-one-step generator or fine-tune the ESD baseline, or load the shipped ones — and compare them side by side with the
-teacher and sampling-time negative guidance, each image read by the shape classifier."""
+one-step generator or fine-tune the ESD or SalUn baseline, or load the shipped ones — and compare them side by side
+with the teacher and sampling-time negative guidance, each image read by the shape classifier."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from app.components.params import control
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.unlearn.actions import DISTIL, EVALUATE, SAMPLE
-from backends.unlearn.requests import SHIPPED, DistilRequest, EvaluateRequest, is_run_id
+from backends.unlearn.requests import NAMES, SHIPPED, DistilRequest, EvaluateRequest, is_run_id
 
 INTRO = ("**Score Forgetting Distillation** (SFD, ICLR 2025): a diffusion model is made to *forget* a class by "
          "aligning the forget class's score with a safe class's, inside a data-free score-identity distillation "
          "into a **one-step generator**. Here the teacher is a small label-conditional diffusion model of the "
          "suite's 32×32 shape renders (one label per shape, shown enlarged); the suite's shape classifier reads "
-         "every image. Compare SFD with the ESD fine-tuning baseline and with negative guidance at sampling time.\n\n"
+         "every image. Compare SFD with the ESD and SalUn fine-tuning baselines and with negative guidance at "
+         "sampling time.\n\n"
          "**The shipped teacher is under-trained** (2,145 steps on a shared 2-core CPU): the classifier reads its "
          "samples near chance, so the forget rates here say more about the classifier's habits than about "
          "forgetting. Train it longer with `python -m training.unlearn_teacher` (see docs/unlearn.md).")
@@ -39,6 +40,7 @@ def build(demo: gr.Blocks) -> None:
         with gr.Row():
             ui.sfd_gen = control(EvaluateRequest, "sfd_generator", elem_id="ul-sfd-gen")
             ui.esd_model = control(EvaluateRequest, "esd_model", elem_id="ul-esd-model")
+            ui.salun_model = control(EvaluateRequest, "salun_model", elem_id="ul-salun-model")
         with gr.Row():
             ui.per_class = control(EvaluateRequest, "per_class", elem_id="ul-per-class")
             ui.steps = control(EvaluateRequest, "teacher_steps")
@@ -54,19 +56,22 @@ def build(demo: gr.Blocks) -> None:
             ui.iterations = control(DistilRequest, "iterations", elem_id="ul-iterations")
             ui.batch = control(DistilRequest, "batch")
             ui.lr = control(DistilRequest, "lr")
-        with gr.Accordion("SFD / ESD settings", open=False):
+        with gr.Accordion("SFD / ESD / SalUn settings", open=False):
             with gr.Row():
                 ui.alpha = control(DistilRequest, "alpha")
                 ui.t_init = control(DistilRequest, "t_init")
                 ui.coef = control(DistilRequest, "forget_coef")
                 ui.d_eta = control(DistilRequest, "eta")
             with gr.Row():
+                ui.saliency = control(DistilRequest, "saliency_fraction", elem_id="ul-saliency")
+                ui.retain = control(DistilRequest, "retain_coef")
+            with gr.Row():
                 ui.preview_every = control(DistilRequest, "preview_every")
                 ui.checkpoint_every = control(DistilRequest, "checkpoint_every")
                 ui.d_seed = control(DistilRequest, "seed", widget="number")
         ui.run_dir = gr.Textbox(label="Run id", elem_id="ul-run-dir",
                                 info="Shown when Distil starts; Resume continues that run from its last checkpoint, "
-                                     "also after a restart. Give it as SFD generator / ESD model to compare it.")
+                                     "also after a restart. Give it as SFD generator / ESD / SalUn model to compare it.")
         with gr.Row():
             ui.distil = gr.Button("Distil", variant="primary", elem_id="ul-distil")
             ui.resume = gr.Button("Resume", elem_id="ul-resume")
@@ -76,7 +81,7 @@ def build(demo: gr.Blocks) -> None:
                                   height=260, interactive=False, elem_id="ul-preview")
             ui.curves = gr.Plot(label="Loss curves", elem_id="ul-curves")
     ui.status = gr.Markdown(elem_id="ul-status")
-    ui.gallery = gr.Gallery(label="Per class: Teacher (DDIM) · SFD (one step) · ESD · negative guidance — the "
+    ui.gallery = gr.Gallery(label="Per class: Teacher (DDIM) · SFD (one step) · ESD · SalUn · negative guidance — the "
                                   "classifier's reading and confidence under each image (red: forgotten class still "
                                   "made, or another class misread)",
                             columns=3, height=520, format="png", object_fit="contain", elem_id="ul-gallery")
@@ -94,26 +99,27 @@ def _seed(value) -> int:
     return 0 if value is None else int(value)
 
 
-def compare_request(forget, safe, sfd_generator, esd_model, per_class, teacher_steps, eta, seed):
+def compare_request(forget, safe, sfd_generator, esd_model, salun_model, per_class, teacher_steps, eta, seed):
     """Args:
         sfd_generator: 'shipped', 'none' or the id of an SFD Distil run.
         esd_model: 'shipped', 'none' or the id of an ESD Distil run.
+        salun_model: 'shipped' (skipped where none ships), 'none' or the id of a SalUn Distil run.
     """
-    for given in (sfd_generator, esd_model):  # the page names runs by id; a path on the server is not its to give
+    for given in (sfd_generator, esd_model, salun_model):  # the page names runs by id; a path on the server is not its to give
         if (given or "").strip().lower() not in ("", SHIPPED, "none") and not is_run_id(given):
             raise InputError(f"{given[:60]!r}: give 'shipped', 'none' or the id of a Distil run.")
     return EvaluateRequest(forget=forget, safe=safe, sfd_generator=sfd_generator or SHIPPED, esd_model=esd_model or SHIPPED,
-                           per_class=per_class, teacher_steps=teacher_steps, eta=eta, seed=_seed(seed))
+                           salun_model=salun_model or SHIPPED, per_class=per_class, teacher_steps=teacher_steps, eta=eta, seed=_seed(seed))
 
 
 def shipped_request(forget, safe, per_class, teacher_steps, eta, seed):
-    """The shipped SFD generator and ESD model for the chosen pair, sampled beside the teacher."""
-    return compare_request(forget, safe, SHIPPED, SHIPPED, per_class, teacher_steps, eta, seed)
+    """The shipped SFD generator, ESD and SalUn models for the chosen pair, sampled beside the teacher."""
+    return compare_request(forget, safe, SHIPPED, SHIPPED, SHIPPED, per_class, teacher_steps, eta, seed)
 
 
 def _distil_request(resume: bool):
-    def to_request(forget, safe, method, iterations, batch, lr, alpha, t_init, forget_coef, eta, preview_every,
-                   checkpoint_every, seed, run_dir):
+    def to_request(forget, safe, method, iterations, batch, lr, alpha, t_init, forget_coef, eta, saliency_fraction,
+                   retain_coef, preview_every, checkpoint_every, seed, run_dir):
         """Args:
             run_dir: The run id (empty: a new run; Resume: the stopped run's id).
         """
@@ -128,7 +134,7 @@ def _distil_request(resume: bool):
             folder = new_run("unlearn")[1]
         return DistilRequest(out_dir=folder, method=method, forget=forget, safe=safe, iterations=iterations,
                              batch=batch, lr=lr, alpha=alpha, t_init=t_init, forget_coef=forget_coef, eta=eta,
-                             preview_every=preview_every, checkpoint_every=checkpoint_every, resume=resume,
+                             saliency_fraction=saliency_fraction, retain_coef=retain_coef, preview_every=preview_every, checkpoint_every=checkpoint_every, resume=resume,
                              seed=_seed(seed))
 
     return to_request
@@ -139,7 +145,7 @@ def show_comparison(request, result, paths):
 
     rows = metrics_rows(result)
     text = (f"Forgetting **{result.forget}** (mapped to {result.safe}): {len(result.labels)} images per method, "
-            f"{', '.join(result.methods)}.")
+            f"{', '.join(result.methods)}." + "".join(f" Not shown: {m} ({why})." for m, why in result.skipped.items()))
     return text, class_panels(result), rows, result.to_json(), [str(p) for p in paths.values()]
 
 
@@ -147,11 +153,11 @@ def show_distil(request, result, paths):
     from backends.unlearn.outputs import loss_plot
 
     folder = Path(request.out_dir).name  # the run's id: the page never shows a server path
-    sfd, esd = (folder, gr.update()) if result.method == "sfd" else (gr.update(), folder)
-    text = (f"{result.method.upper()} finished {result.steps} steps in {result.seconds:.0f} s"
+    sfd, esd, salun = (folder if result.method == m else gr.update() for m in ("sfd", "esd", "salun"))
+    text = (f"{NAMES[result.method]} finished {result.steps} steps in {result.seconds:.0f} s"
             + (f" (resumed at step {result.resumed_from})" if result.resumed_from else "")
             + f". The network is kept with run {folder}; the Compare tab now uses it.")
-    return (text, _enlarge(result.preview), loss_plot(result.losses), folder, sfd, esd, result.to_json(),
+    return (text, _enlarge(result.preview), loss_plot(result.losses), folder, sfd, esd, salun, result.to_json(),
             [str(p) for p in paths.values()])
 
 
@@ -170,7 +176,7 @@ def distil_preview(item):
 def distil_stopped(request):
     folder = Path(request.out_dir).name  # the run's id
     return (f"Stopped by the user: run {folder}'s checkpoint is saved; press Resume to continue it.",
-            gr.update(), gr.update(), folder, gr.update(), gr.update(), gr.update(), gr.update())
+            gr.update(), gr.update(), folder, gr.update(), gr.update(), gr.update(), gr.update(), gr.update())
 
 
 def _wire(ui: SimpleNamespace) -> None:
@@ -181,11 +187,12 @@ def _wire(ui: SimpleNamespace) -> None:
                 to_request=shipped_request, show=show_comparison, running="Sampling with every method…",
                 api_name="unlearn_sample_shipped")
     bind_action(EVALUATE, trigger=ui.evaluate.click, status=ui.status,
-                inputs=[ui.forget, ui.safe, ui.sfd_gen, ui.esd_model, *common], outputs=compare_out,
+                inputs=[ui.forget, ui.safe, ui.sfd_gen, ui.esd_model, ui.salun_model, *common], outputs=compare_out,
                 to_request=compare_request, show=show_comparison, running="Sampling and measuring every method…")
     distil_in = [ui.forget, ui.safe, ui.method, ui.iterations, ui.batch, ui.lr, ui.alpha, ui.t_init, ui.coef,
-                 ui.d_eta, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir]
-    distil_out = [ui.status, ui.preview, ui.curves, ui.run_dir, ui.sfd_gen, ui.esd_model, ui.summary, ui.files]
+                 ui.d_eta, ui.saliency, ui.retain, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir]
+    distil_out = [ui.status, ui.preview, ui.curves, ui.run_dir, ui.sfd_gen, ui.esd_model, ui.salun_model, ui.summary,
+                  ui.files]
     bind_action(DISTIL, trigger=ui.distil.click, stop=ui.stop, status=ui.status, preview=[ui.preview, ui.curves],
                 to_preview=distil_preview, inputs=distil_in, outputs=distil_out, to_request=_distil_request(False),
                 show=show_distil, stopped=distil_stopped, running="Distilling…")

@@ -1,5 +1,5 @@
 """The Unlearning capability's actions (``backends.common.action``): Distil (a long, stoppable, resumable training
-run), Sample (the side-by-side grid) and Evaluate (the grid and the numbers). Torch-free to import."""
+run of SFD, ESD or SalUn), Sample (the side-by-side grid) and Evaluate (the grid and the numbers). Torch-free to import."""
 
 from __future__ import annotations
 
@@ -53,11 +53,12 @@ def _summary(result) -> dict:
 DISTIL = Action(
     name="unlearn_distil", capability="unlearn", request_type=DistilRequest, load=_teacher, work=_distil,
     write=_write_distil, summary=_summary, output_fields=("out_dir",),
-    description="Score Forgetting Distillation (or the ESD baseline): train a model that forgets one shape.")
+    description="Score Forgetting Distillation (or the ESD / SalUn baseline): train a model that forgets one shape.")
 SAMPLE = Action(
     name="unlearn_sample", capability="unlearn", request_type=EvaluateRequest, load=_teacher, work=_sample,
     write=_write_evaluation, summary=_summary, output_fields=("out_dir",),
-    description="The same noise through the teacher, SFD, ESD and negative guidance, read by the shape classifier.")
+    description="The same noise through the teacher, SFD, ESD, SalUn and negative guidance, read by the shape "
+                "classifier.")
 EVALUATE = Action(
     name="unlearn_evaluate", capability="unlearn", request_type=EvaluateRequest, load=_teacher, work=_evaluate,
     write=_write_evaluation, summary=_summary, output_fields=("out_dir",),

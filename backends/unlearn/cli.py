@@ -1,12 +1,13 @@
 """``iclr25-studio unlearn``: Score Forgetting Distillation from the command line (files out).
 
     iclr25-studio unlearn distil --forget cube --safe sphere --iterations 300 --out run/     # run/sfd-cube-to-sphere/
+    iclr25-studio unlearn distil --method salun --forget cube --safe sphere --out run2/        # the SalUn baseline
     iclr25-studio unlearn distil --out run/ --resume                                           # continue a stopped run
     iclr25-studio unlearn sample --forget cube --safe sphere --out grids/                      # shipped generators
     iclr25-studio unlearn evaluate --sfd-generator run/ --per-class 50 --out eval/             # metrics.json
 
 Each runs the tab's action (``actions.py``): distil writes the checkpoint (state.pt), the trained network
-(safetensors + config.json, loadable with --sfd-generator / --esd-model), losses.json and preview.png; sample and
+(safetensors + config.json, loadable with --sfd-generator / --esd-model / --salun-model), losses.json and preview.png; sample and
 evaluate write one side-by-side panel per class, a grid per method, samples.npz and metrics.json; all write the run
 card run.json (``iclr25-studio replay``). One JSON line on stdout.
 """
@@ -20,8 +21,9 @@ from backends.common.params import add_request_arguments, values_from_args
 
 from .requests import DistilRequest, EvaluateRequest
 
-HELP = "Unlearning (SFD): distil a model that forgets a shape, sample and evaluate it beside ESD and negative guidance"
-COMMANDS = {"distil": (DistilRequest, "train SFD's one-step generator (or the ESD baseline) that forgets a class"),
+HELP = ("Unlearning (SFD): distil a model that forgets a shape, sample and evaluate it beside ESD, SalUn and negative "
+        "guidance")
+COMMANDS = {"distil": (DistilRequest, "train SFD's one-step generator (or the ESD / SalUn baseline) that forgets a class"),
             "sample": (EvaluateRequest, "the side-by-side grids of every method with the classifier's readings"),
             "evaluate": (EvaluateRequest, "forget rate, other-class accuracy, Fréchet distance, seconds per image")}
 

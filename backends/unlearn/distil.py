@@ -1,4 +1,4 @@
-"""Distil: train SFD's one-step generator (or the ESD baseline) from the teacher, as a long, stoppable, resumable
+"""Distil: train SFD's one-step generator (or the ESD or SalUn baseline) from the teacher, as a long, stoppable, resumable
 run. Every ``preview_every`` steps it yields the loss curves and a grid (one row per class, same noise); every
 ``checkpoint_every`` steps and on Stop it saves its whole state (``state.pt``) in the output folder, so a stopped
 run continues with ``resume`` and, with the same seed, gives what an uninterrupted run would have.
@@ -19,7 +19,8 @@ from backends.common.progress import ProgressEvent
 from backends.synth.shape_images import CLASSES
 
 from .classes import check_pair
-from .requests import DistilRequest
+from .requests import NAMES, DistilRequest
+from .salun import SalUnSettings, SalUnTrainer
 from .trainers import ESDSettings, ESDTrainer, SFDSettings, SFDTrainer
 
 STATE = "state.pt"
@@ -54,7 +55,11 @@ def make_trainer(request: DistilRequest, teacher):
         return SFDTrainer(teacher, f, s, cfg, seed=request.seed)
     if request.method == "esd":
         return ESDTrainer(teacher, f, s, ESDSettings(eta=request.eta, lr=request.lr, batch=request.batch), seed=request.seed)
-    raise InputError(f"unknown method {request.method!r} (sfd or esd)")
+    if request.method == "salun":
+        cfg = SalUnSettings(mask_fraction=request.saliency_fraction, retain_coef=request.retain_coef, lr=request.lr,
+                            batch=request.batch)
+        return SalUnTrainer(teacher, f, s, cfg, seed=request.seed)
+    raise InputError(f"unknown method {request.method!r} (sfd, esd or salun)")
 
 
 def grid(images: np.ndarray, rows: int) -> np.ndarray:
@@ -75,21 +80,28 @@ def preview(trainer, teacher, t_init: int) -> np.ndarray:
     if trainer.method == "sfd":
         s = Samplers(teacher, trainer.forget, sfd=trainer.model, t_init=t_init)
         imgs, _ = draw(s, "sfd", labels, z)
-    else:
-        s = Samplers(teacher, trainer.forget, esd=trainer.model, teacher_steps=10)
-        imgs, _ = draw(s, "esd", labels, z)
+    else:  # ESD and SalUn: fine-tuned copies of the teacher, sampled like it
+        s = Samplers(teacher, trainer.forget, teacher_steps=10, **{trainer.method: trainer.model})
+        imgs, _ = draw(s, trainer.method, labels, z)
     return grid(imgs, len(CLASSES))
 
 
 def save_network(trainer, folder: Path, request: DistilRequest, teacher_fp: str, seconds: float) -> None:
     extra = dict(method=trainer.method, teacher=teacher_fp, forget=request.forget, safe=request.safe,
                  t_init=request.t_init, steps=trainer.step_count, train_seconds=round(seconds, 1),
-                 settings={k: getattr(request, k) for k in ("batch", "lr", "alpha", "forget_coef", "eta", "seed")})
+                 settings={k: v for k, v in _config_of(request).items() if k not in ("method", "forget", "safe")})
+    if getattr(trainer, "mask", None) is not None:  # SalUn: the share of weights its saliency mask lets move
+        extra["mask_share"] = round(trainer.mask_share(), 4)
     trainer.model.save(folder, extra)
 
 
+SALUN_KEYS = ("saliency_fraction", "retain_coef")
+
+
 def _config_of(request: DistilRequest) -> dict:
+    """The settings a checkpoint must be resumed with (SalUn's own only for SalUn: older SFD / ESD runs still resume)."""
     keys = ("method", "forget", "safe", "batch", "lr", "alpha", "t_init", "forget_coef", "eta", "seed")
+    keys += SALUN_KEYS if request.method == "salun" else ()
     return {k: getattr(request, k) for k in keys}
 
 
@@ -121,7 +133,7 @@ def distil(request: DistilRequest, models, cancel=None):
         save_network(trainer, out / NETWORK, request, teacher_fp, time.perf_counter() - t0)
 
     img = preview(trainer, teacher, request.t_init)
-    yield ProgressEvent(start_step / request.iterations, f"{trainer.method.upper()}: step {start_step}",
+    yield ProgressEvent(start_step / request.iterations, f"{NAMES[trainer.method]}: step {start_step}",
                         preview={"grid": img, "losses": losses, "step": start_step})
     while trainer.step_count < request.iterations:
         if cancel is not None and cancel.cancelled:
@@ -135,7 +147,7 @@ def distil(request: DistilRequest, models, cancel=None):
         if step % request.preview_every == 0 or step == request.iterations:
             img = preview(trainer, teacher, request.t_init)
             msg = ", ".join(f"{k} {v[-1]:.3g}" for k, v in losses.items())
-            yield ProgressEvent(step / request.iterations, f"{trainer.method.upper()}: step {step}/{request.iterations} ({msg})",
+            yield ProgressEvent(step / request.iterations, f"{NAMES[trainer.method]}: step {step}/{request.iterations} ({msg})",
                                 preview={"grid": img, "losses": losses, "step": step})
     save()
     (out / "losses.json").write_text(json.dumps(losses))

@@ -1,5 +1,5 @@
-"""Sample and Evaluate: the same noise through the teacher (DDIM), SFD's one-step generator, the ESD model and
-the teacher with sampling-time negative guidance; the classifier reads every image; per method the forget rate,
+"""Sample and Evaluate: the same noise through the teacher (DDIM), SFD's one-step generator, the ESD and SalUn
+models and the teacher with sampling-time negative guidance; the classifier reads every image; per method the forget rate,
 the other classes' accuracy, a Fréchet distance on classifier features (against renders of the other classes)
 and the seconds per image."""
 
@@ -18,12 +18,19 @@ from backends.synth.shape_images import CLASSES
 from .classes import check_pair
 from .loading import generator_info, load_generator, model_folder
 from .metrics import method_metrics, readings
-from .requests import SHIPPED, EvaluateRequest, is_run_id
+from .requests import NAMES, SHIPPED, EvaluateRequest, is_run_id
 from .sampling import METHOD_TITLES, Samplers, draw, noise
 
 
 def shipped_id(method: str, forget: str, safe: str) -> str:
     return f"unlearn-{method}-{forget}-to-{safe}"
+
+
+def ships(method: str, forget: str, safe: str) -> bool:
+    """Whether a trained ``method`` network ships for this forget choice."""
+    from backends.common.registry import default_registry
+
+    return shipped_id(method, forget, safe) in default_registry()
 
 
 def run_folder(run_id: str) -> Path:
@@ -45,11 +52,9 @@ def resolve_network(spec: str, method: str, request: EvaluateRequest, teacher_fp
     if spec.lower() == "none":
         return None, {}
     if spec.lower() == SHIPPED:
-        from backends.common.registry import default_registry
-
         model_id = shipped_id(method, request.forget, request.safe)
-        if model_id not in default_registry():
-            raise InputError(f"No {method.upper()} network ships for {request.forget} → {request.safe}; distil one "
+        if not ships(method, request.forget, request.safe):
+            raise InputError(f"No {NAMES[method]} network ships for {request.forget} → {request.safe}; distil one "
                              "(Distil) and give its folder, or choose a shipped pair.")
         folder = model_folder(model_id)
     else:
@@ -58,7 +63,7 @@ def resolve_network(spec: str, method: str, request: EvaluateRequest, teacher_fp
             folder = folder / "network"
     cfg = generator_info(folder)
     if cfg["method"] != method:
-        raise InputError(f"{spec} holds a {cfg['method'].upper()} network, not {method.upper()}.")
+        raise InputError(f"{spec} holds a {NAMES[cfg['method']]} network, not {NAMES[method]}.")
     if (cfg.get("forget"), cfg.get("safe")) != (request.forget, request.safe):
         raise InputError(f"{spec} was trained to forget {cfg.get('forget')} → {cfg.get('safe')}, "
                          f"not {request.forget} → {request.safe}.")
@@ -78,11 +83,12 @@ class EvaluateResult:
     metrics: dict[str, dict] = field(default_factory=dict)
     teacher_steps: int = 20
     n_reference: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)  # method → why it is not in this comparison
 
     def to_json(self) -> dict:
         return dict(forget=self.forget, safe=self.safe, methods=list(self.methods), per_class=int(len(self.labels) // len(CLASSES)),
                     teacher_steps=self.teacher_steps, seconds_per_image=self.seconds, metrics=self.metrics,
-                    n_reference=self.n_reference)
+                    n_reference=self.n_reference, skipped=self.skipped)
 
 
 def reference_features(classifier, forget: int, n: int) -> np.ndarray:
@@ -101,7 +107,12 @@ def evaluate(request: EvaluateRequest, models, cancel=None):
     f, _ = check_pair(request.forget, request.safe)
     sfd, sfd_cfg = resolve_network(request.sfd_generator, "sfd", request, teacher_fp)
     esd, _ = resolve_network(request.esd_model, "esd", request, teacher_fp)
-    s = Samplers(teacher, f, sfd=sfd, esd=esd, t_init=sfd_cfg.get("t_init", 440), teacher_steps=request.teacher_steps,
+    salun, skipped = None, {}
+    if request.salun_model.strip().lower() == SHIPPED and not ships("salun", request.forget, request.safe):
+        skipped["salun"] = f"no SalUn network ships for {request.forget} → {request.safe}"
+    else:
+        salun, _ = resolve_network(request.salun_model, "salun", request, teacher_fp)
+    s = Samplers(teacher, f, sfd=sfd, esd=esd, salun=salun, t_init=sfd_cfg.get("t_init", 440), teacher_steps=request.teacher_steps,
                  eta=request.eta)
     methods = s.available()
     labels = torch.arange(len(CLASSES)).repeat_interleave(request.per_class)
@@ -122,4 +133,4 @@ def evaluate(request: EvaluateRequest, models, cancel=None):
             raise_if_cancelled(cancel)
             metrics[m] = method_metrics(classifier, images[m], labels.numpy(), f, ref, secs[m] * len(labels))
     yield EvaluateResult(request.forget, request.safe, methods, labels.numpy(), images, preds, confs, secs, metrics,
-                          request.teacher_steps, n_ref)
+                          request.teacher_steps, n_ref, skipped)

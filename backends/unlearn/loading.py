@@ -45,13 +45,13 @@ def generator_info(folder: str | Path) -> dict:
     if not path.exists() or not (Path(folder) / WEIGHTS).exists():
         raise InputError(f"{folder} is not a generator folder (config.json + {WEIGHTS}).")
     cfg = json.loads(path.read_text())
-    if cfg.get("method") not in ("sfd", "esd"):
-        raise InputError(f"{folder} holds no SFD or ESD generator (its config names no method).")
+    if cfg.get("method") not in ("sfd", "esd", "salun"):
+        raise InputError(f"{folder} holds no SFD, ESD or SalUn network (its config names no method).")
     return cfg
 
 
 def load_generator(folder: str | Path, teacher_fingerprint: str):
-    """(network, config) of a trained SFD generator or ESD model; refused when made from another teacher."""
+    """(network, config) of a trained SFD generator, ESD or SalUn model; refused when made from another teacher."""
     from .networks import LabelUNet
 
     cfg = generator_info(folder)

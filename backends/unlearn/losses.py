@@ -44,3 +44,20 @@ def esd_loss(student, teacher, xt: torch.Tensor, t: torch.Tensor, forget: int, n
         e_f = teacher(xt, t, yf)
         target = e_null - eta * (e_f - e_null)
     return (student(xt, t, yf) - target).square().sum(dim=(1, 2, 3)).mean()
+
+
+def denoising_loss(net, x0: torch.Tensor, t: torch.Tensor, y: torch.Tensor, eps: torch.Tensor,
+                   abar: torch.Tensor) -> torch.Tensor:
+    """The DDPM loss ‖ε − ε_θ(x_t, t, y)‖² (summed over pixels, averaged over the batch): SalUn's retain loss, and
+    the forgetting loss whose gradient makes its saliency mask."""
+    return (eps - net(add_noise(x0, t, eps, abar), t, y)).square().sum(dim=(1, 2, 3)).mean()
+
+
+def salun_forget_loss(net, x0: torch.Tensor, t: torch.Tensor, forget: torch.Tensor, safe: torch.Tensor,
+                      eps: torch.Tensor, abar: torch.Tensor) -> torch.Tensor:
+    """SalUn's random-label (remap) loss: ε_θ(x_t, c_f) regressed onto the model's own, detached ε_θ(x_t, c_s) —
+    the forget class's noise prediction relabelled as the safe class's. Mean squared error (per pixel), as theirs."""
+    xt = add_noise(x0, t, eps, abar)
+    with torch.no_grad():
+        target = net(xt, t, safe)
+    return (net(xt, t, forget) - target).square().mean()

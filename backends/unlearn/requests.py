@@ -17,7 +17,8 @@ from backends.synth.shape_images import CLASSES
 
 from .classes import check_pair
 
-TRAINED = ("sfd", "esd")
+TRAINED = ("sfd", "esd", "salun")
+NAMES = {"sfd": "SFD", "esd": "ESD", "salun": "SalUn"}  # how the page and messages spell each trained method
 SHIPPED = "shipped"
 
 
@@ -26,7 +27,9 @@ class DistilRequest:
     out_dir: Path = param(help="Where the run keeps its checkpoint, loss curves, previews and the trained network.")
     method: str = param("sfd", choices=TRAINED, label="Method",
                         help="sfd: Score Forgetting Distillation into a one-step generator; esd: fine-tune the teacher's "
-                             "forget-class score onto a negatively guided target (the ESD baseline).")
+                             "forget-class score onto a negatively guided target (the ESD baseline); salun: fine-tune "
+                             "only the weights most salient for the forget class, its score relabelled as the safe "
+                             "class's (the SalUn baseline).")
     forget: str = param("cube", choices=CLASSES, label="Forget", help="The class the model must stop producing.")
     safe: str = param("sphere", choices=CLASSES, label="Map it to",
                       help="The class whose score the forgotten one is aligned to (SFD's override label).")
@@ -43,6 +46,12 @@ class DistilRequest:
                                help="Weight of the forgetting losses of G and ψ (the paper's 0.01; remain terms 1).")
     eta: float = param(1.0, minimum=0.0, maximum=10.0, step=0.1, label="ESD η",
                        help="Negative-guidance strength of the ESD target ε(∅) − η(ε(c_f) − ε(∅)).")
+    saliency_fraction: float = param(0.5, minimum=0.01, maximum=1.0, step=0.01, label="SalUn saliency share",
+                                     help="SalUn: the share of weights (largest |gradient| of the forget class's "
+                                          "diffusion loss) that fine-tuning may change; the paper's 0.5.")
+    retain_coef: float = param(1e-3, minimum=0.0, maximum=10.0, label="SalUn retain weight",
+                               help="SalUn: weight of the diffusion loss on the other classes beside the remap loss "
+                                    "(the authors' α = 1e-3).")
     preview_every: int = param(25, minimum=1, maximum=10_000, label="Preview every",
                                help="A preview grid (one row per class) and the loss curves every this many steps.")
     checkpoint_every: int = param(50, minimum=1, maximum=10_000,
@@ -63,10 +72,13 @@ class EvaluateRequest:
                                     "run (the CLI also takes a run's or a network's folder).")
     esd_model: str = param(SHIPPED, label="ESD model",
                            help="'shipped', 'none', or the id of an ESD Distil run (the CLI also takes a folder).")
+    salun_model: str = param(SHIPPED, label="SalUn model",
+                             help="'shipped' (skipped where no SalUn network ships for this choice), 'none', or the id "
+                                  "of a SalUn Distil run (the CLI also takes a folder).")
     per_class: int = param(8, minimum=2, maximum=2000, label="Samples per class",
                            help="Images drawn per class and method (the metrics use all of them).")
     teacher_steps: int = param(20, minimum=2, maximum=1000, label="Teacher DDIM steps",
-                               help="Steps of the teacher, of negative guidance and of the ESD model (SFD takes one).")
+                               help="Steps of the teacher, of negative guidance and of the ESD and SalUn models (SFD takes one).")
     eta: float = param(1.0, minimum=0.0, maximum=10.0, step=0.1, label="Negative guidance η",
                        help="Sampling-time negative guidance for the forgotten class: ε(∅) − η(ε(c_f) − ε(∅)).")
     metrics: bool = param(True, help="Compute forget rate, accuracy and Fréchet distance (off: only the grid).")

@@ -1,5 +1,6 @@
 """Drawing samples with each method from the same noise: the teacher (DDIM, 20+ steps), sampling-time negative
-guidance of the teacher, the ESD-style fine-tuned model (DDIM, same steps) and the SFD one-step generator."""
+guidance of the teacher, the ESD-style and SalUn fine-tuned models (DDIM, same steps) and the SFD one-step
+generator."""
 
 from __future__ import annotations
 
@@ -12,19 +13,21 @@ import torch
 from .generator import one_step
 from .schedule import alphas_cumprod, ddim_sample
 
-METHODS = ("teacher", "sfd", "esd", "negative_guidance")
+METHODS = ("teacher", "sfd", "esd", "salun", "negative_guidance")
 METHOD_TITLES = {"teacher": "Teacher (DDIM)", "sfd": "SFD (one step)", "esd": "ESD fine-tune (DDIM)",
+                 "salun": "SalUn (DDIM)",
                  "negative_guidance": "Negative guidance (DDIM)"}
 
 
 @dataclass
 class Samplers:
-    """The networks of one comparison: the teacher and, when trained or loaded, SFD's G and ESD's model."""
+    """The networks of one comparison: the teacher and, when trained or loaded, SFD's G, ESD's and SalUn's models."""
 
     teacher: torch.nn.Module
     forget: int
     sfd: torch.nn.Module | None = None
     esd: torch.nn.Module | None = None
+    salun: torch.nn.Module | None = None
     t_init: int = 440
     teacher_steps: int = 20
     eta: float = 1.0  # negative guidance strength (ESD's η)
@@ -48,8 +51,8 @@ def draw(s: Samplers, method: str, labels: torch.Tensor, z: torch.Tensor, cancel
     t0 = time.perf_counter()
     if method == "sfd":
         x = one_step(s.sfd, z, labels, s.t_init, abar)
-    elif method in ("teacher", "esd"):
-        net = s.teacher if method == "teacher" else s.esd
+    elif method in ("teacher", "esd", "salun"):
+        net = s.teacher if method == "teacher" else getattr(s, method)
         x = ddim_sample(lambda xt, t: net(xt, t, labels), z, s.teacher_steps, abar, cancel)
     elif method == "negative_guidance":
         forget = labels == s.forget

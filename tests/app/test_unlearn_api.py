@@ -7,11 +7,21 @@ from pathlib import Path
 import pytest
 from gradio_client.exceptions import AppError
 
+from backends.unlearn.evaluate import ships
+
+
+def shipped_methods(forget: str, safe: str) -> set[str]:
+    """The teacher, negative guidance and every trained method with a shipped network for this choice (SalUn's are
+    optional: without one the comparison skips it and says so)."""
+    return {"teacher", "negative_guidance"} | {m for m in ("sfd", "esd", "salun") if ships(m, forget, safe)}
+
 
 def test_shipped_generators_give_a_panel_per_class_with_readings(client):
     status, gallery, table, summary, files = client.predict(
         "cone", "cylinder", 2, 2, 1.0, 0, api_name="/unlearn_sample_shipped")
-    assert summary["forget"] == "cone" and set(summary["methods"]) == {"teacher", "sfd", "esd", "negative_guidance"}
+    assert summary["forget"] == "cone" and set(summary["methods"]) == shipped_methods("cone", "cylinder")
+    assert {"sfd", "esd"} <= set(summary["methods"])
+    assert ("salun" in summary["methods"]) != ("salun" in summary["skipped"])
     assert len(gallery) == 5 and "forgotten" in gallery[3]["caption"]
     names = {Path(f).name for f in files}
     assert {"panel_cone.png", "grid_sfd.png", "samples.npz", "metrics.json", "run.json"} <= names
@@ -23,10 +33,10 @@ def test_evaluate_reports_every_method(client):
     *_, table, summary, files = client.predict(
         forget="cube", safe="sphere", per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
     metrics = summary["metrics"]
-    assert set(metrics) == {"teacher", "sfd", "esd", "negative_guidance"}
+    assert set(metrics) == shipped_methods("cube", "sphere")
     assert all(0 <= m["forget_rate"]["value"] <= 1 and m["forget_rate"]["n"] == 2 for m in metrics.values())
     assert set(summary["seconds_per_image"]) == set(metrics) and all(v > 0 for v in summary["seconds_per_image"].values())
-    assert len(table["data"]) == 4
+    assert len(table["data"]) == len(metrics)
 
 
 def test_forgetting_a_class_onto_itself_is_refused(client):
@@ -41,7 +51,7 @@ def test_a_pair_without_shipped_generators_says_so(client):
 
 def test_a_distil_run_is_named_by_its_id_and_compared_by_it_and_a_server_path_is_refused(client):
     """The page names a Distil run by its id, never by a folder of the server; the id brings the network back."""
-    status, _, _, run_id, sfd, _, summary, files = client.predict(
+    status, _, _, run_id, sfd, _, _, summary, files = client.predict(
         forget="cube", safe="sphere", method="sfd", iterations=2, batch=2, preview_every=1, checkpoint_every=1,
         run_dir="", api_name="/unlearn_distil")
     assert len(run_id) == 12 and int(run_id, 16) >= 0 and sfd == run_id, (run_id, sfd)
@@ -51,4 +61,21 @@ def test_a_distil_run_is_named_by_its_id_and_compared_by_it_and_a_server_path_is
     assert "sfd" in summary["metrics"]
     with pytest.raises(AppError, match="the id of a Distil run"):
         client.predict(forget="cube", safe="sphere", sfd_generator=str(Path.home()), esd_model="none",
+                       per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+
+
+def test_salun_distils_through_the_api_and_is_compared_by_its_run_id(client):
+    """The SalUn baseline: one Distil step through the API fills the SalUn box with the run's id; Evaluate then
+    samples that network beside the teacher (the SFD and ESD boxes set to none)."""
+    status, _, _, run_id, sfd, esd, salun, summary, _ = client.predict(
+        forget="cone", safe="cylinder", method="salun", iterations=1, batch=2, preview_every=1, checkpoint_every=1,
+        run_dir="", api_name="/unlearn_distil")
+    assert salun == run_id and sfd != run_id and esd != run_id and status.startswith("SalUn finished 1 steps")
+    assert set(summary["last_losses"]) == {"salun_forget", "salun_retain"}
+    *_, table, summary, _ = client.predict(forget="cone", safe="cylinder", sfd_generator="none", esd_model="none",
+                                          salun_model=run_id, per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+    assert set(summary["metrics"]) == {"teacher", "salun", "negative_guidance"} and not summary["skipped"]
+    assert any(row[0].startswith("SalUn") for row in table["data"])
+    with pytest.raises(AppError, match="holds a SalUn network, not SFD"):
+        client.predict(forget="cone", safe="cylinder", sfd_generator=run_id, esd_model="none", salun_model="none",
                        per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
