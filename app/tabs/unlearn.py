@@ -65,6 +65,7 @@ def build(demo: gr.Blocks) -> None:
             with gr.Row():
                 ui.saliency = control(DistilRequest, "saliency_fraction", elem_id="ul-saliency")
                 ui.retain = control(DistilRequest, "retain_coef")
+                ui.replay = control(DistilRequest, "replay_steps")
             with gr.Row():
                 ui.preview_every = control(DistilRequest, "preview_every")
                 ui.checkpoint_every = control(DistilRequest, "checkpoint_every")
@@ -119,7 +120,7 @@ def shipped_request(forget, safe, per_class, teacher_steps, eta, seed):
 
 def _distil_request(resume: bool):
     def to_request(forget, safe, method, iterations, batch, lr, alpha, t_init, forget_coef, eta, saliency_fraction,
-                   retain_coef, preview_every, checkpoint_every, seed, run_dir):
+                   retain_coef, replay_steps, preview_every, checkpoint_every, seed, run_dir):
         """Args:
             run_dir: The run id (empty: a new run; Resume: the stopped run's id).
         """
@@ -134,7 +135,8 @@ def _distil_request(resume: bool):
             folder = new_run("unlearn")[1]
         return DistilRequest(out_dir=folder, method=method, forget=forget, safe=safe, iterations=iterations,
                              batch=batch, lr=lr, alpha=alpha, t_init=t_init, forget_coef=forget_coef, eta=eta,
-                             saliency_fraction=saliency_fraction, retain_coef=retain_coef, preview_every=preview_every, checkpoint_every=checkpoint_every, resume=resume,
+                             saliency_fraction=saliency_fraction, retain_coef=retain_coef, replay_steps=replay_steps,
+                             preview_every=preview_every, checkpoint_every=checkpoint_every, resume=resume,
                              seed=_seed(seed))
 
     return to_request
@@ -190,7 +192,7 @@ def _wire(ui: SimpleNamespace) -> None:
                 inputs=[ui.forget, ui.safe, ui.sfd_gen, ui.esd_model, ui.salun_model, *common], outputs=compare_out,
                 to_request=compare_request, show=show_comparison, running="Sampling and measuring every method…")
     distil_in = [ui.forget, ui.safe, ui.method, ui.iterations, ui.batch, ui.lr, ui.alpha, ui.t_init, ui.coef,
-                 ui.d_eta, ui.saliency, ui.retain, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir]
+                 ui.d_eta, ui.saliency, ui.retain, ui.replay, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir]
     distil_out = [ui.status, ui.preview, ui.curves, ui.run_dir, ui.sfd_gen, ui.esd_model, ui.salun_model, ui.summary,
                   ui.files]
     bind_action(DISTIL, trigger=ui.distil.click, stop=ui.stop, status=ui.status, preview=[ui.preview, ui.curves],

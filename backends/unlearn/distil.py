@@ -57,7 +57,7 @@ def make_trainer(request: DistilRequest, teacher):
         return ESDTrainer(teacher, f, s, ESDSettings(eta=request.eta, lr=request.lr, batch=request.batch), seed=request.seed)
     if request.method == "salun":
         cfg = SalUnSettings(mask_fraction=request.saliency_fraction, retain_coef=request.retain_coef, lr=request.lr,
-                            batch=request.batch)
+                            batch=request.batch, pool_steps=request.replay_steps)
         return SalUnTrainer(teacher, f, s, cfg, seed=request.seed)
     raise InputError(f"unknown method {request.method!r} (sfd, esd or salun)")
 
@@ -95,7 +95,7 @@ def save_network(trainer, folder: Path, request: DistilRequest, teacher_fp: str,
     trainer.model.save(folder, extra)
 
 
-SALUN_KEYS = ("saliency_fraction", "retain_coef")
+SALUN_KEYS = ("saliency_fraction", "retain_coef", "replay_steps")
 
 
 def _config_of(request: DistilRequest) -> dict:

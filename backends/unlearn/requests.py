@@ -52,6 +52,9 @@ class DistilRequest:
     retain_coef: float = param(1e-3, minimum=0.0, maximum=10.0, label="SalUn retain weight",
                                help="SalUn: weight of the diffusion loss on the other classes beside the remap loss "
                                     "(the authors' α = 1e-3).")
+    replay_steps: int = param(20, minimum=2, maximum=200, label="SalUn teacher steps",
+                              help="SalUn: DDIM steps of the teacher for its samples of every class (the forget and "
+                                   "retain data of this data-free setting, 2 × batch per class, drawn once at the start).")
     preview_every: int = param(25, minimum=1, maximum=10_000, label="Preview every",
                                help="A preview grid (one row per class) and the loss curves every this many steps.")
     checkpoint_every: int = param(50, minimum=1, maximum=10_000,

@@ -68,8 +68,8 @@ def test_salun_distils_through_the_api_and_is_compared_by_its_run_id(client):
     """The SalUn baseline: one Distil step through the API fills the SalUn box with the run's id; Evaluate then
     samples that network beside the teacher (the SFD and ESD boxes set to none)."""
     status, _, _, run_id, sfd, esd, salun, summary, _ = client.predict(
-        forget="cone", safe="cylinder", method="salun", iterations=1, batch=2, preview_every=1, checkpoint_every=1,
-        run_dir="", api_name="/unlearn_distil")
+        forget="cone", safe="cylinder", method="salun", iterations=1, batch=2, replay_steps=2, preview_every=1,
+        checkpoint_every=1, run_dir="", api_name="/unlearn_distil")
     assert salun == run_id and sfd != run_id and esd != run_id and status.startswith("SalUn finished 1 steps")
     assert set(summary["last_losses"]) == {"salun_forget", "salun_retain"}
     *_, table, summary, _ = client.predict(forget="cone", safe="cylinder", sfd_generator="none", esd_model="none",

@@ -45,7 +45,7 @@ def test_salun_losses_run_and_move_only_the_salient_share_of_weights(tiny_teache
 
     net, _, fp = tiny_teacher
     req = DistilRequest(out_dir=tmp_path, method="salun", iterations=2, batch=2, saliency_fraction=0.3, lr=1e-2,
-                        preview_every=5)
+                        replay_steps=2, preview_every=5)
     result, _ = run(req, (net, fp))
     assert set(result.losses) == {"salun_forget", "salun_retain"}
     assert all(len(v) == 2 and all(math.isfinite(x) for x in v) for v in result.losses.values())
@@ -66,7 +66,8 @@ def test_salun_losses_run_and_move_only_the_salient_share_of_weights(tiny_teache
 def test_a_stopped_run_resumes_to_what_an_uninterrupted_run_gives(tiny_teacher, tmp_path, method):
     net, _, fp = tiny_teacher
     n = 3 if method == "sfd" else 2  # SalUn: its pool and mask, made at step 1, must come back with the checkpoint
-    base = dict(method=method, iterations=n, batch=4 if method == "sfd" else 2, preview_every=1, checkpoint_every=10)
+    base = dict(method=method, iterations=n, batch=4 if method == "sfd" else 2, preview_every=1, checkpoint_every=10,
+                **({} if method == "sfd" else {"replay_steps": 2}))
     whole, _ = run(DistilRequest(out_dir=tmp_path / "whole", **base), (net, fp))
     cancel = CancelToken()
     gen = distil(DistilRequest(out_dir=tmp_path / "cut", **base), (net, fp), cancel)
