@@ -11,7 +11,7 @@ DEFAULT_MODEL = "smollm2-135m-instruct"
 # which matrix types share a basis: the authors' GQA choice (Mistral-7B: q, up, gate), their LLaMA choice,
 # the MLP only, everything, or nothing (then Basis Sharing is SVD-LLM)
 SHARE_PRESETS = ("q,up,gate", "q,k,v,up,gate", "up,gate", "q,k,v,o,up,gate,down", "none")
-TEXTS = ("stdlib-docstrings", "python-reference", "wikitext2", "c4")
+TEXTS = ("stdlib-docstrings", "devils-dictionary", "python-reference", "wikitext2", "c4")
 
 
 @dataclass
@@ -35,8 +35,9 @@ class CompressRequest:
                                  "the table.")
     calibration_text: str = param("stdlib-docstrings", choices=TEXTS, label="Calibration text",
                                   help="Whose activations whiten the SVDs (never the evaluation text).")
-    eval_text: str = param("python-reference", choices=TEXTS, label="Evaluation text",
-                           help="Held-out text the perplexity is measured on.")
+    eval_text: str = param("devils-dictionary", choices=TEXTS, label="Evaluation text",
+                           help="Held-out text the perplexity is measured on: The Devil's Dictionary (Bierce, public "
+                                "domain, shipped), the Python Language Reference, or WikiText-2 / C4 when cached.")
     calibration_blocks: int = param(8, minimum=1, maximum=256, label="Calibration blocks",
                                     help="How many consecutive blocks of the calibration text to run (paper: 256 × 2048).")
     block_tokens: int = param(256, minimum=16, maximum=2048, step=16, label="Tokens per block",
@@ -44,11 +45,28 @@ class CompressRequest:
     eval_windows: int = param(2, minimum=1, maximum=64, label="Perplexity windows",
                               help="How many consecutive windows of the evaluation text are scored.")
 
+    heal_steps: int = param(0, minimum=0, maximum=500, label="LoRA heal steps (0: no heal)",
+                            help="After compressing, fine-tune LoRA adapters on every compressed layer's coefficients "
+                                 "for this many steps (one calibration block each; never the evaluation text) and "
+                                 "merge them in. Every method gets the same budget.")
+    heal_rank: int = param(8, minimum=1, maximum=64, label="LoRA rank",
+                           help="Rank r of each LoRA adapter (alpha = 2r).")
+    heal_lr: float = param(5e-4, minimum=1e-6, maximum=1e-2, step=1e-5, label="LoRA learning rate",
+                           help="AdamW learning rate of the heal (constant, no weight decay).")
+
     def validate(self) -> None:
         if not self.model.strip():
             raise InputError("Name a model to compress.")
         if self.calibration_text == self.eval_text:
             raise InputError("Calibrate on another text than the one perplexity is measured on.")
+
+    def heal_budget(self):
+        """The LoRA heal's budget (the same for every method), or None when the heal is off."""
+        if self.heal_steps <= 0:
+            return None
+        from .heal import HealBudget
+
+        return HealBudget(self.heal_steps, self.heal_rank, float(self.heal_lr))
 
     def shared_types(self) -> tuple[str, ...]:
         return () if self.shared == "none" else tuple(self.shared.split(","))

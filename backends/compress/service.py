@@ -58,6 +58,7 @@ class CompressResult:
     compressed: Any = None  # the Basis Sharing model (in memory; the writer saves it)
     tokenizer: Any = None
     original: Any = None
+    heal: dict | None = None  # the heal's budget (the same for every method), or None
 
     def row(self, method: str) -> dict:
         return next(r for r in self.rows if r["method"] == method)
@@ -66,21 +67,25 @@ class CompressResult:
         return {"model": self.model_id, "device": self.device, "ratio": self.request["ratio"],
                 "shared": self.plan["shared"], "group_size": self.plan["group_size"], "refit": self.plan["refit"],
                 "calibration_tokens": self.calibration_tokens, "eval_tokens": self.eval_tokens,
-                "calibration_seconds": round(self.calibration_seconds, 2), "results": self.rows}
+                "calibration_seconds": round(self.calibration_seconds, 2), "heal": self.heal, "results": self.rows}
 
 
 def _texts(request: CompressRequest, tok):
+    """(calibration blocks, evaluation windows, heal blocks): the heal's blocks come from the calibration text."""
     from .calibrate import blocks
+    from .heal import heal_blocks
     from .texts import load_text, need_tokens, token_prefix
 
     needed = request.calibration_blocks * request.block_tokens
-    cal_ids = token_prefix(tok, load_text(request.calibration_text), needed)
+    heal_needed = max(request.heal_steps, 0) * request.block_tokens
+    cal_ids = token_prefix(tok, load_text(request.calibration_text), max(needed, heal_needed))
     need_tokens(cal_ids, needed, "calibration")
     needed = request.eval_windows * request.block_tokens
     eval_ids = token_prefix(tok, load_text(request.eval_text), needed)
     need_tokens(eval_ids, needed, "evaluation")
+    heal = heal_blocks(cal_ids, request.block_tokens, request.heal_steps) if request.heal_steps > 0 else []
     return (blocks(cal_ids, request.block_tokens, request.calibration_blocks),
-            blocks(eval_ids, request.block_tokens, request.eval_windows))
+            blocks(eval_ids, request.block_tokens, request.eval_windows), heal)
 
 
 def _cached(store: OrderedDict, key, make):
@@ -113,6 +118,8 @@ def compress_work(request: CompressRequest, lm: LoadedLM, cancel=None):
 
 
 def _run(request: CompressRequest, lm: LoadedLM, cancel, say) -> CompressResult:
+    from .evaluate import perplexity
+    from .heal import heal
     from .pipeline import calibrate, compress, original_summary
     from .plan import METHOD_LABELS, make_plan
 
@@ -123,7 +130,8 @@ def _run(request: CompressRequest, lm: LoadedLM, cancel, say) -> CompressResult:
     for m in methods:  # refuse a ratio that leaves no rank before any work
         make_plan(original, m, ratio, shared, request.group_size)
     say(0.0, "reading the texts")
-    pieces, windows = _texts(request, tok)
+    pieces, windows, heal_pieces = _texts(request, tok)
+    budget = request.heal_budget()
     cal_key = (lm.model_id, request.calibration_text, request.calibration_blocks, request.block_tokens)
     with lm.lock:
         t0 = time.perf_counter()
@@ -136,26 +144,39 @@ def _run(request: CompressRequest, lm: LoadedLM, cancel, say) -> CompressResult:
             original, tok, windows, cancel, lambda f, m: say(0.25 + 0.1 * f, "original: " + m))})
         rows = [{"method": "original", "label": METHOD_LABELS["original"], **base, "seconds": 0.0}]
         span = 0.65 / len(methods)
+        share = 0.5 if budget else 0.0  # of each method's span: the heal and the perplexity after it
         kept = plan = None
         for n, method in enumerate(methods):
             start = 0.35 + n * span
+            lab = METHOD_LABELS[method]
+
+            def part(lo, hi, s=start, lab=lab):
+                return lambda f, m: say(s + span * (lo + (hi - lo) * f), f"{lab}: {m}")
+
+            work = 1 - share
             c = compress(original, method, ratio, grams, pieces, shared, request.group_size,
-                         request.refit and method == "basis_sharing", cancel,
-                         lambda f, m, s=start, lab=METHOD_LABELS[method]: say(s + 0.6 * span * f, f"{lab}: {m}"))
-            stats = measure(c.model, tok, windows, cancel,
-                            lambda f, m, s=start, lab=METHOD_LABELS[method]: say(s + span * (0.6 + 0.4 * f),
-                                                                                  f"{lab}: {m}"))
-            rows.append({"method": method, "label": METHOD_LABELS[method], "ppl": stats["ppl"], "params": c.params,
-                         "linear_params": c.linear_params, "bytes": c.bytes, "tokens_per_s": stats["tokens_per_s"],
-                         "seconds": c.seconds})
+                         request.refit and method == "basis_sharing", cancel, part(0, 0.6 * work))
+            stats = measure(c.model, tok, windows, cancel, part(0.6 * work, work))
+            row = {"method": method, "label": lab, "ppl": stats["ppl"], "params": c.params,
+                   "linear_params": c.linear_params, "bytes": c.bytes, "tokens_per_s": stats["tokens_per_s"],
+                   "seconds": c.seconds}
+            model = c.model
+            if budget:
+                healed = heal(model, heal_pieces, budget, cancel, part(work, work + 0.8 * share))
+                model = healed.pop("model")
+                row["ppl_healed"] = perplexity(model, windows, cancel, part(work + 0.8 * share, 1.0))
+                row["heal"] = {**budget.to_dict(), "tokens": sum(p.numel() for p in heal_pieces),
+                               "trainable": healed["trainable"], "seconds": round(healed["seconds"], 2),
+                               "first_loss": healed["losses"][0], "last_loss": healed["losses"][-1]}
+            rows.append(row)
             if method == "basis_sharing":
-                kept, plan = c.model, c.plan
+                kept, plan = model, c.plan
             else:
-                del c
+                del c, model
     say(1.0, "done")
     from dataclasses import asdict
 
     return CompressResult(lm.model_id, lm.device, asdict(request), rows, plan.to_dict(),
                           sum(p.numel() for p in pieces), sum(w.numel() - 1 for w in windows), cal_s,
-                          kept, tok, original)
+                          kept, tok, original, budget.to_dict() if budget else None)
 

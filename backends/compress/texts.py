@@ -1,12 +1,12 @@
-"""The texts: a held-out evaluation text and a separate calibration text that ship with Python itself.
+"""The texts: a held-out evaluation text and a separate calibration text, all offline.
 
-Why these: no public-domain book ships with any package installed here (searched), so both texts come
-from CPython's own files, present wherever the suite runs and never downloaded:
-
-* evaluation — the Python Language Reference and built-in types chapters as ``pydoc`` carries them
-  (``pydoc_data.topics``, ≈ 113 k SmolLM2 tokens of English technical prose; PSF licence);
-* calibration — the docstrings of a fixed list of standard-library modules (a different text: module
-  and function documentation, not the reference chapters), joined in a fixed order.
+* evaluation (default) — *The Devil's Dictionary* (Ambrose Bierce, 1911; public domain), as Debian's
+  ``dict-devil`` package carries it, shipped gzipped in ``assets/compress-texts`` (≈ 100 k SmolLM2 tokens
+  of English prose and verse); the scored windows start at its PREFACE;
+* evaluation (the earlier default, still selectable) — the Python Language Reference and built-in types
+  chapters as ``pydoc`` carries them (``pydoc_data.topics``, ≈ 113 k tokens; PSF licence, not public domain);
+* calibration — the docstrings of a fixed list of standard-library modules (ships with Python; never an
+  evaluation text), joined in a fixed order.
 
 WikiText-2 / C4 load by ``datasets`` id when the user has them cached (``wikitext2``, ``c4``).
 """
@@ -25,13 +25,28 @@ CALIBRATION_MODULES = ("argparse", "logging", "subprocess", "email.message", "ht
                        "bisect", "datetime", "ftplib", "smtplib", "imaplib", "urllib.request", "xml.dom.minidom",
                        "sched", "queue", "threading", "socketserver", "codecs", "locale", "gettext", "optparse")
 
-TEXTS = ("python-reference", "stdlib-docstrings", "wikitext2", "c4")
+TEXTS = ("devils-dictionary", "python-reference", "stdlib-docstrings", "wikitext2", "c4")
 TEXT_LABELS = {
+    "devils-dictionary": "The Devil's Dictionary (Bierce 1911, public domain; shipped in assets)",
     "python-reference": "Python Language Reference (pydoc_data, ships with Python)",
     "stdlib-docstrings": "standard-library docstrings (ships with Python)",
     "wikitext2": "WikiText-2 test (datasets, when cached)",
     "c4": "C4 validation (datasets, when cached)",
 }
+
+
+def devils_dictionary() -> str:
+    """Bierce's book from its PREFACE on (the edition's title page and public-domain notice come before it)."""
+    import gzip
+
+    from backends.common.settings import get_settings
+
+    path = get_settings().assets_dir / "compress-texts" / "devils-dictionary.txt.gz"
+    if not path.is_file():
+        raise InputError("The Devil's Dictionary is missing from the suite's assets (compress-texts).")
+    text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    start = text.find("PREFACE")
+    return text[start:] if start >= 0 else text
 
 
 def python_reference() -> str:
@@ -61,6 +76,8 @@ def stdlib_docstrings() -> str:
 @functools.lru_cache(maxsize=4)
 def load_text(name: str) -> str:
     """One of :data:`TEXTS` as a string; InputError when a ``datasets`` one is not available offline."""
+    if name == "devils-dictionary":
+        return devils_dictionary()
     if name == "python-reference":
         return python_reference()
     if name == "stdlib-docstrings":
