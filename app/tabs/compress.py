@@ -16,14 +16,14 @@ from app.components.params import control, documented
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.compress.actions import COMPRESS
-from backends.compress.requests import DEFAULT_MODEL, ChatRequest, CompressRequest
+from backends.compress.outputs import TABLE_HEADERS
+from backends.compress.requests import DEFAULT_MODEL, ChatRequest, CompressRequest, served_model_name
 
 INTRO = ("**Basis Sharing** (ICLR 2025): weights of one type (q, up, gate …) in *n* adjacent layers are stacked and "
          "decomposed together — SVD after activation whitening, as SVD-LLM does — into **one shared basis and "
          "per-layer coefficients**. Compress a real pretrained LLM (the suite ships SmolLM2-135M-Instruct), compare "
          "it with per-layer whitened SVD (SVD-LLM) and plain SVD at the same ratio, and chat with the original and "
          "the compressed model side by side. Runs on the CPU: a run at the default sizes takes minutes.")
-HEADERS = ["model", "perplexity", "parameters (M)", "weights (MB, fp32)", "tokens/s", "compress s"]
 _history: dict[str, list[dict]] = {}  # session → every (ratio, method, perplexity) it measured, for the plot
 _compressed: dict[str, tuple] = {}  # session → (label, original LoadedLM id, compressed model, tokenizer)
 _MAX_SESSIONS = 8
@@ -47,7 +47,8 @@ def build(demo: gr.Blocks) -> None:
         with gr.Column(scale=1):
             ui.model = gr.Dropdown(_model_choices(), value=DEFAULT_MODEL, allow_custom_value=True, label="Model",
                                    elem_id="cp-model",
-                                   info="A registry id, a model folder or a cached Hub id (Llama-family causal LM).")
+                                   info="A registry id or a Hub id (org/name) that `models download` fetched or the "
+                                        "Hugging Face cache holds (a Llama-family causal LM); folders: the CLI.")
             ui.ratio = control(CompressRequest, "ratio", elem_id="cp-ratio")
             ui.shared = control(CompressRequest, "shared", elem_id="cp-shared")
             ui.group = control(CompressRequest, "group_size", elem_id="cp-group")
@@ -60,15 +61,20 @@ def build(demo: gr.Blocks) -> None:
                 ui.cal_blocks = control(CompressRequest, "calibration_blocks", elem_id="cp-cal-blocks")
                 ui.block = control(CompressRequest, "block_tokens", elem_id="cp-block")
                 ui.windows = control(CompressRequest, "eval_windows", elem_id="cp-windows")
+            with gr.Accordion("LoRA heal (the same budget for every method)", open=False):
+                ui.heal_steps = control(CompressRequest, "heal_steps", elem_id="cp-heal-steps")
+                with gr.Row():
+                    ui.heal_rank = control(CompressRequest, "heal_rank", elem_id="cp-heal-rank")
+                    ui.heal_lr = control(CompressRequest, "heal_lr", elem_id="cp-heal-lr", widget="number")
             with gr.Row():
                 ui.run = gr.Button("Compress", variant="primary", elem_id="cp-run")
                 ui.stop = gr.Button("Stop", variant="stop", elem_id="cp-stop")
         with gr.Column(scale=2):
             ui.status = gr.Markdown(elem_id="cp-status")
-            ui.table = gr.Dataframe(headers=HEADERS, label="Original vs SVD vs SVD-LLM vs Basis Sharing (same ratio)",
+            ui.table = gr.Dataframe(headers=TABLE_HEADERS, label="Original vs SVD vs SVD-LLM vs Basis Sharing (same ratio)",
                                     interactive=False, elem_id="cp-table")
             ui.plot = gr.ScatterPlot(x="ratio", y="log10 perplexity", color="method", title="Perplexity vs ratio "
-                                  "(every run of this session)", elem_id="cp-plot")
+                                  "(every run of this session)", x_lim=list(X_LIM), elem_id="cp-plot")
             ui.files = gr.File(label="Download the compressed model (all files in one folder load back) and run card",
                                file_count="multiple", elem_id="cp-files")
             ui.summary = gr.JSON(label="Run (JSON)", elem_id="cp-json")
@@ -89,12 +95,29 @@ def build(demo: gr.Blocks) -> None:
 
 
 def to_request(model, ratio, shared, group_size, refit, baselines, calibration_text, eval_text, calibration_blocks,
-               block_tokens, eval_windows):
-    return CompressRequest(model=(model or DEFAULT_MODEL).strip(), ratio=int(ratio), shared=shared,
+               block_tokens, eval_windows, heal_steps=0, heal_rank=8, heal_lr=5e-4):
+    """Args:
+        model: A registry id (smollm2-135m-instruct) or a Hub id (org/name) in the models folder or the Hugging
+            Face cache; never a folder of the server.
+    """
+    return CompressRequest(model=served_model_name(model), ratio=int(ratio), shared=shared,
                            group_size=int(group_size), refit=bool(refit), baselines=bool(baselines),
                            calibration_text=calibration_text, eval_text=eval_text,
                            calibration_blocks=int(calibration_blocks), block_tokens=int(block_tokens),
-                           eval_windows=int(eval_windows))
+                           eval_windows=int(eval_windows), heal_steps=int(heal_steps or 0), heal_rank=int(heal_rank),
+                           heal_lr=float(heal_lr))
+
+
+X_LIM = (-5, 65)  # ratios 0 (the original) to 60 %, with a margin so no point sits on the frame
+
+
+def _y_lim(values) -> list[float] | None:
+    """The plotted range with a margin of a tenth of the span (at least 0.2 decade) on each side."""
+    if not len(values):
+        return None
+    lo, hi = float(min(values)), float(max(values))
+    pad = max(0.1 * (hi - lo), 0.2)
+    return [lo - pad, hi + pad]
 
 
 def _plot_frame(session: str):
@@ -104,7 +127,8 @@ def _plot_frame(session: str):
 
     rows = [{"ratio": h["ratio"], "log10 perplexity": math.log10(max(h["ppl"], 1e-9)), "method": h["method"]}
             for h in _history.get(session, [])]
-    return pd.DataFrame(rows, columns=["ratio", "log10 perplexity", "method"]).sort_values(["method", "ratio"])
+    frame = pd.DataFrame(rows, columns=["ratio", "log10 perplexity", "method"]).sort_values(["method", "ratio"])
+    return gr.ScatterPlot(value=frame, x_lim=list(X_LIM), y_lim=_y_lim(frame["log10 perplexity"]))
 
 
 def _remember(session: str, entry: tuple, history: list[dict]) -> None:
@@ -121,8 +145,11 @@ def show_result(request, result, paths):
     session = current_session()
     history = [{"ratio": request.ratio, "method": r["label"], "ppl": r["ppl"]} for r in result.rows
                if r["method"] != "original"]
+    history += [{"ratio": request.ratio, "method": r["label"] + " + heal", "ppl": r["ppl_healed"]} for r in result.rows
+                if "ppl_healed" in r]
     history.append({"ratio": 0, "method": "Original", "ppl": result.row("original")["ppl"]})
-    _remember(session, (f"Basis Sharing {request.ratio} %", result.model_id, result.compressed, result.tokenizer),
+    healed = " + LoRA heal" if result.heal else ""
+    _remember(session, (f"Basis Sharing {request.ratio} %{healed}", result.model_id, result.compressed, result.tokenizer),
               history)
     return (status_line(result), table_rows(result), _plot_frame(session), [str(p) for p in paths.values()],
             result.to_json())
@@ -184,7 +211,7 @@ def load_back(files, request: gr.Request):
 def _wire(ui: SimpleNamespace) -> None:
     bind_action(COMPRESS, trigger=ui.run.click, stop=ui.stop, status=ui.status,
                 inputs=[ui.model, ui.ratio, ui.shared, ui.group, ui.refit, ui.baselines, ui.cal_text, ui.eval_text,
-                        ui.cal_blocks, ui.block, ui.windows],
+                        ui.cal_blocks, ui.block, ui.windows, ui.heal_steps, ui.heal_rank, ui.heal_lr],
                 outputs=[ui.status, ui.table, ui.plot, ui.files, ui.summary], to_request=to_request,
                 show=show_result, running="Compressing…",
                 stopped="Stopped by the user: this run compressed nothing. The table and downloads below (if any) "

@@ -21,6 +21,9 @@ def resolve_lm(model_id: str) -> tuple[str, dict]:
     from .registry import default_registry
 
     registry = default_registry()
+    by_hub_id = [s.id for s in registry if s.source == "hf" and s.location == model_id]
+    if by_hub_id:  # a registry model named by its Hub id: where `models download` put it (or the HF cache)
+        model_id = by_hub_id[0]
     if model_id in registry:
         found = registry.resolve(model_id)
         spec = found.spec

@@ -31,15 +31,18 @@ def _plan(result):
 
 
 def table_rows(result) -> list[list]:
-    """The results table: model, perplexity, parameters (M), weights file (MB), tokens/s, compress seconds."""
+    """The results table: model, perplexity, perplexity after the LoRA heal ("" when not healed), parameters
+    (M), weights file (MB), tokens/s, compress seconds."""
     rows = []
     for r in result.rows:
-        rows.append([r["label"], round(r["ppl"], 2), round(r["params"] / 1e6, 2), round(r["bytes"] / 2**20, 1),
-                     round(r["tokens_per_s"], 1), round(r["seconds"], 1)])
+        healed = round(r["ppl_healed"], 2) if "ppl_healed" in r else ""
+        rows.append([r["label"], round(r["ppl"], 2), healed, round(r["params"] / 1e6, 2),
+                     round(r["bytes"] / 2**20, 1), round(r["tokens_per_s"], 1), round(r["seconds"], 1)])
     return rows
 
 
-TABLE_HEADERS = ["model", "perplexity", "parameters (M)", "weights (MB, fp32)", "tokens/s", "compress s"]
+TABLE_HEADERS = ["model", "perplexity", "perplexity after heal", "parameters (M)", "weights (MB, fp32)", "tokens/s",
+                 "compress s"]
 
 
 def status_line(result) -> str:
@@ -48,6 +51,9 @@ def status_line(result) -> str:
             f"perplexity {bs['ppl']:.2f} (original {orig['ppl']:.2f}) · {bs['params'] / 1e6:.3g} M of "
             f"{orig['params'] / 1e6:.3g} M parameters · calibration {result.calibration_tokens} tokens, "
             f"evaluation {result.eval_tokens} tokens")
+    if "ppl_healed" in bs:
+        line += (f" · after a LoRA heal of {result.heal['steps']} steps (rank {result.heal['rank']}): Basis Sharing "
+                 f"{bs['ppl_healed']:.2f}")
     try:
         llm = result.row("svd_llm")
         line += f" · SVD-LLM {llm['ppl']:.2f}, SVD {result.row('svd')['ppl']:.3g}"

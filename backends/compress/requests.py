@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from backends.common.errors import InputError
 from backends.common.params import param
@@ -14,11 +16,29 @@ SHARE_PRESETS = ("q,up,gate", "q,k,v,up,gate", "up,gate", "q,k,v,o,up,gate,down"
 TEXTS = ("stdlib-docstrings", "devils-dictionary", "python-reference", "wikitext2", "c4")
 
 
+HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+
+
+def served_model_name(name: str) -> str:
+    """The model a page or API caller may name: a registry id or a Hub id (``org/name``, in the models folder
+    ``models download`` fills or the Hugging Face cache) — never a path of the server (the CLI takes folders)."""
+    from backends.common.registry import default_registry
+
+    name = (name or "").strip() or DEFAULT_MODEL
+    if name in default_registry():
+        return name
+    if HUB_ID.fullmatch(name) and ".." not in name and not Path(name).exists():
+        return name
+    raise InputError(f"{name[:80]!r}: give a model id the suite knows (e.g. {DEFAULT_MODEL}) or a Hub id "
+                     "(org/name) that `iclr25-studio models download` fetched or the Hugging Face cache holds; "
+                     "a folder of the server is not accepted here (the command line takes folders).")
+
+
 @dataclass
 class CompressRequest:
     model: str = param(DEFAULT_MODEL, label="Model",
-                       help="A causal LM: a registry id (the suite ships SmolLM2-135M-Instruct), a model folder, or a "
-                            "cached Hub id of a Llama-family model.")
+                       help="A causal LM: a registry id (the suite ships SmolLM2-135M-Instruct) or a cached Hub id "
+                            "(org/name) of a Llama-family model; the command line also takes a model folder.")
     ratio: int = param(20, minimum=10, maximum=60, step=5, label="Compression ratio (%)", cli=("--ratio",),
                        help="The share of the compressed matrices' parameters removed (the paper's ratio; embeddings "
                             "and the LM head stay).")

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.backends.compress.tiny_lm import make_tiny_lm, one_thread
+from tests.backends.compress.tiny_lm import cache_as_hub, make_tiny_lm, one_thread
 from tests.browser.conftest import SCREENSHOTS
 from tests.browser.navigation import show_tab
 
@@ -24,13 +24,17 @@ def fill(page, elem_id: str, value: str):
     box.press("Enter" if elem_id == "cp-model" else "Tab")
 
 
-def test_compress_read_the_table_and_stream_one_prompt_side_by_side(page, tmp_path):
-    folder = make_tiny_lm(tmp_path / "tiny-lm")
+def test_compress_read_the_table_and_stream_one_prompt_side_by_side(page, tmp_path, monkeypatch):
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))  # the app runs in this process
+    hub_id = cache_as_hub(make_tiny_lm(tmp_path / "tiny-lm"), tmp_path / "hf-cache")
     page.goto(page.url)
     show_tab(page, "compress")
-    fill(page, "cp-model", str(folder))
+    fill(page, "cp-model", hub_id)
     page.get_by_text("Calibration and evaluation").click()
-    for elem_id, value in (("cp-cal-blocks", "2"), ("cp-block", "32"), ("cp-windows", "1")):
+    page.get_by_text("LoRA heal (the same budget").click()
+    for elem_id, value in (("cp-cal-blocks", "2"), ("cp-block", "32"), ("cp-windows", "1"), ("cp-heal-steps", "2")):
         box = page.locator(f"#{elem_id} input[type=number]")
         box.fill(value)
         box.press("Enter")
@@ -40,8 +44,9 @@ def test_compress_read_the_table_and_stream_one_prompt_side_by_side(page, tmp_pa
     page.locator("#cp-run").click()
     expect(page.locator("#cp-status")).to_contain_text("Basis Sharing perplexity", timeout=120_000)
     expect(page.locator("#cp-status")).to_contain_text("ratio 30 %")
+    expect(page.locator("#cp-status")).to_contain_text("after a LoRA heal of 2 steps")
     table = page.locator("#cp-table")
-    for name in ("Original", "Basis Sharing", "SVD-LLM", "SVD"):
+    for name in ("Original", "Basis Sharing", "SVD-LLM", "SVD", "perplexity after heal"):
         expect(table).to_contain_text(name)
     expect(page.locator('#cp-files a[download="model.safetensors"]')).to_have_count(1)
     fill(page, "cp-prompt", "def add(a, b):")
