@@ -63,9 +63,8 @@ def build(demo: gr.Blocks) -> None:
                 ui.windows = control(CompressRequest, "eval_windows", elem_id="cp-windows")
             with gr.Accordion("LoRA heal (the same budget for every method)", open=False):
                 ui.heal_steps = control(CompressRequest, "heal_steps", elem_id="cp-heal-steps")
-                with gr.Row():
-                    ui.heal_rank = control(CompressRequest, "heal_rank", elem_id="cp-heal-rank")
-                    ui.heal_lr = control(CompressRequest, "heal_lr", elem_id="cp-heal-lr", widget="number")
+                ui.heal_rank = control(CompressRequest, "heal_rank", elem_id="cp-heal-rank")
+                ui.heal_lr = control(CompressRequest, "heal_lr", elem_id="cp-heal-lr", widget="number")
             with gr.Row():
                 ui.run = gr.Button("Compress", variant="primary", elem_id="cp-run")
                 ui.stop = gr.Button("Stop", variant="stop", elem_id="cp-stop")
