@@ -16,6 +16,10 @@ On a busy machine the full run can be split over processes (each one thread) and
     python -m bench.compress --ratios 40,50 --no-ablation --part b
     python -m bench.compress --ratios none --part c           # the ablation only
     python -m bench.compress --merge a b c                    # compress.json from the parts
+The quick run of the results (--quick, ratios 30/50 with the heal, then the ablation in a second process):
+    python -m bench.compress --quick --ratios 30,50 --no-ablation --part quick-a
+    python -m bench.compress --quick --ratios none --extra q,up,gate:2:0@40 --part quick-b
+    python -m bench.compress --merge quick-a quick-b --quick
 """
 
 from __future__ import annotations
@@ -79,7 +83,8 @@ def main(argv=None) -> int:
     heal_pieces = heal_blocks(cal_ids, block, steps) if budget else []
     pieces = blocks(cal_ids, block, cal_blocks)
     windows = blocks(eval_ids, block, eval_windows)
-    partial = RESULTS / (f"compress-part-{a.part}.json" if a.part else "compress-partial.json")
+    partial = RESULTS / (f"compress-part-{a.part}.json" if a.part
+                         else "compress-quick-partial.json" if a.quick else "compress-partial.json")
     out: dict = {"model": a.model, "ratios": ratios, "ppl_basis_sharing": {}, "ppl_svd_llm": {}, "ppl_svd": {},
                  "eval_tokens": sum(w.numel() - 1 for w in windows),
                  "calibration_tokens": sum(x.numel() for x in pieces), "compress_seconds": {}, "ablation": []}
