@@ -124,21 +124,91 @@ def median_or_none(values: list) -> float | None:
     return None if math.isinf(m) else m
 
 
-def scaling(sides: list[int], budget: float) -> list[dict]:
-    """TNT to the reference target and exact EMD, one smooth problem per n (sq. Euclidean)."""
+class _StopRun(Exception):
+    """The scaling run's TNT reached the reference target (or its budget): nothing more to measure."""
+
+
+def _scaling_row(m: int, budget: float, run_emd: bool) -> dict:
+    """One n of the scaling: exact EMD (when ``run_emd``) and TNT to the reference target, one smooth pair."""
+    from backends.ot.problems import solver_cost_dtype
+    from backends.ot.solver import solve
+
+    n = m * m
+    cost_dtype = solver_cost_dtype(n, n)  # float32 storage where a float64 cost and a plan do not fit
+    problem = grid_problem(m, "grf_smooth", "grf_smooth", 0, "sqeuclidean", dtype=cost_dtype)
+    row = {"n": n, "side": m, "cost_dtype": str(cost_dtype).replace("torch.", ""), "emd_seconds": None,
+           "exact": None}
+    if run_emd:
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t0 = time.perf_counter()
+            row["exact"] = exact_cost(problem.a, problem.b, problem.C)
+            row["emd_seconds"] = time.perf_counter() - t0
+        row["emd_warnings"] = sorted({str(w.message) for w in caught})  # e.g. numItermax reached: not exact
+        print(f"scaling n={n}: emd {row['emd_seconds']:.2f} s", flush=True)
+    exact = row["exact"]
+    reached = {t: None for t in TARGETS}
+    trace = []
+    state = {"solver": 0.0, "wall": time.perf_counter()}
+
+    def progress(step):
+        state["solver"], state["wall"] = step.seconds, time.perf_counter()
+        trace.append([step.seconds, step.marginal_error, step.cost, step.gamma])
+        if exact is not None:
+            gap = relative_gap(step.cost, exact)
+            for t in TARGETS:
+                if gap <= t and reached[t] is None:
+                    reached[t] = step.seconds
+            if gap <= REFERENCE:
+                raise _StopRun
+
+    class Budget:  # on solver time: the history's measuring (a plan and its rounding per step) is left out
+        def raise_if_cancelled(self):
+            if state["solver"] + (time.perf_counter() - state["wall"]) > budget:
+                raise _StopRun
+
+    res = None
+    try:
+        res = solve(problem.a, problem.b, problem.C, gamma=TNT_GAMMA, progress=progress, cancel=Budget(),
+                    return_plan=False)
+    except _StopRun:
+        pass
+    row.update({"tnt_seconds_reference": reached[REFERENCE],
+                "tnt_seconds": {str(t): reached[t] for t in TARGETS},
+                "tnt_best_gap": (min(relative_gap(p[2], exact) for p in trace) if exact is not None and trace
+                                 else None),
+                "tnt_gamma_reached": trace[-1][3] if trace else None, "tnt_points": len(trace),
+                "tnt_last_cost": trace[-1][2] if trace else None,
+                "tnt_stopped": ("reached the reference target" if reached[REFERENCE] is not None else
+                                (res.message if res is not None else f"budget of {budget:g} s (solver time)")),
+                "budget_s": budget})
+    print(f"scaling n={n} ({row['cost_dtype']} cost): tnt to {REFERENCE:g}: {row['tnt_seconds_reference']}, best gap "
+          f"{row['tnt_best_gap']}, γ {row['tnt_gamma_reached']}", flush=True)
+    return row
+
+
+def scaling(sides: list[int], budget: float, on_row=None) -> list[dict]:
+    """TNT to the reference target and exact EMD, one smooth problem per n (sq. Euclidean). EMD runs while it ran
+    within the budget at the n before (the network simplex cannot be stopped part-way)."""
     rows = []
+    run_emd = True
+    exact_cost(*(torch.full((4,), 0.25, dtype=torch.float64),) * 2, torch.rand(4, 4, dtype=torch.float64))  # load POT
     for m in sides:
-        dtype = torch.float64
-        problem = grid_problem(m, "grf_smooth", "grf_smooth", 0, "sqeuclidean", dtype=dtype)
-        t0 = time.perf_counter()
-        exact = exact_cost(problem.a, problem.b, problem.C)
-        emd_s = time.perf_counter() - t0
-        tnt = measure("tnt", problem, exact, budget)
-        rows.append({"n": m * m, "emd_seconds": emd_s, "tnt_seconds_reference": tnt[str(REFERENCE)],
-                     "tnt_best_gap": tnt["best_gap"]})
-        print(f"scaling n={m * m}: emd {emd_s:.2f} s, tnt to {REFERENCE:g}: {tnt[str(REFERENCE)]}", flush=True)
-        del problem
+        rows.append(_scaling_row(m, budget, run_emd))
+        if rows[-1]["emd_seconds"] is not None and rows[-1]["emd_seconds"] > budget:
+            run_emd = False
+        if on_row is not None:
+            on_row(rows)
     return rows
+
+
+def crossover(rows: list[dict]) -> int | None:
+    """The first n at which TNT reached the reference target before exact EMD finished (EMD not run: over the
+    budget, which TNT's time is then under)."""
+    return next((r["n"] for r in rows if r["tnt_seconds_reference"] is not None
+                 and (r["emd_seconds"] is None or r["tnt_seconds_reference"] < r["emd_seconds"])), None)
 
 
 def plot_scaling(rows: list[dict], path: Path) -> None:
@@ -149,8 +219,8 @@ def plot_scaling(rows: list[dict], path: Path) -> None:
 
     fig = Figure(figsize=(5, 3.5), layout="constrained")
     ax = fig.subplots()
-    ns = [r["n"] for r in rows]
-    ax.plot(ns, [r["emd_seconds"] for r in rows], "o-", label="exact EMD (POT)")
+    ax.plot([r["n"] for r in rows if r["emd_seconds"] is not None],
+            [r["emd_seconds"] for r in rows if r["emd_seconds"] is not None], "o-", label="exact EMD (POT)")
     ax.plot([r["n"] for r in rows if r["tnt_seconds_reference"]],
             [r["tnt_seconds_reference"] for r in rows if r["tnt_seconds_reference"]], "s-",
             label=f"MDOT-TNT to gap {REFERENCE:g}")
@@ -162,6 +232,26 @@ def plot_scaling(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
+def scaling_into_results(sides: list[int], budget: float, command: str) -> None:
+    """The scaling alone, written into the existing ot.json (``crossover_n_vs_emd``; its other keys untouched) and
+    ot-details.json (``scaling``, with this command and when) after each n, so a long run's finished sizes count."""
+    out, details_path = RESULTS / "ot.json", RESULTS / "ot-details.json"
+
+    def write(rows):
+        results = json.loads(out.read_text())
+        details = json.loads(details_path.read_text())
+        results["crossover_n_vs_emd"] = crossover(rows)
+        details.update({"scaling": rows, "scaling_budget_s": budget, "largest_scaling_n": rows[-1]["n"],
+                        "scaling_command": command, "scaling_when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                        "scaling_sides_asked": sides, "scaling_threads": torch.get_num_threads()})
+        out.write_text(json.dumps(results, indent=2) + "\n")
+        details_path.write_text(json.dumps(details, indent=1))
+        plot_scaling(rows, RESULTS / "ot-scaling.png")
+        print("written:", out, "crossover n vs emd:", results["crossover_n_vs_emd"], flush=True)
+
+    scaling(sides, budget, on_row=write)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -169,12 +259,21 @@ def main(argv=None) -> None:
     ap.add_argument("--problems", type=int, default=None, help="problems per (n, cost)")
     ap.add_argument("--sides", type=int, nargs="*", default=None, help="grid sides m (n = m²)")
     ap.add_argument("--scaling", type=int, nargs="*", default=None, help="grid sides of the scaling run")
+    ap.add_argument("--scaling-budget", type=float, default=None,
+                    help="seconds of solver time for TNT per n in the scaling run (default 300; quick: the budget)")
+    ap.add_argument("--scaling-only", action="store_true",
+                    help="run only the scaling and write it into the existing results (ot.json's crossover, "
+                         "ot-details.json's scaling, the plot), after each n")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     sides = args.sides or ([16, 32] if args.quick else [32, 64])
     per = args.problems or (2 if args.quick else 10)
     budget = args.budget or (30.0 if args.quick else 120.0)
-    scale_sides = args.scaling if args.scaling is not None else ([16, 24, 32, 48] if args.quick else [32, 48, 64, 96])
+    scale_sides = args.scaling if args.scaling is not None else ([16, 24, 32, 48] if args.quick else [32, 48, 64, 96, 128])
+    scale_budget = args.scaling_budget or (budget if args.quick else 300.0)
+    if args.scaling_only:
+        scaling_into_results(scale_sides, scale_budget, " ".join(["python -m bench.ot", *(argv or [])]).strip())
+        return
     methods = [m for m in ALL if m != "mdot_tnt" or mdot_available()]
     records = []
     for m in sides:
@@ -212,22 +311,22 @@ def main(argv=None) -> None:
     reached_rate = {meth: ({str(t): sum(r[meth][str(t)] is not None for r in records) / len(records) for t in TARGETS}
                            if meth in methods else None) for meth in ALL}
     max_gap_tnt = max(r["tnt"]["best_gap"] for r in records)
-    rows = scaling(scale_sides, budget)
+    rows = scaling(scale_sides, scale_budget)
     plot_scaling(rows, RESULTS / "ot-scaling.png")
-    crossover = next((r["n"] for r in rows if r["tnt_seconds_reference"] is not None
-                      and r["tnt_seconds_reference"] < r["emd_seconds"]), None)
+    crossing = crossover(rows)
     results = {
         "problems": len(records), "n_values": n_values, "targets": list(TARGETS),
         "tnt_seconds_median": medians["tnt"], "mdot_tnt_seconds_median": medians["mdot_tnt"] if "mdot_tnt" in methods
         else None, "sinkhorn_seconds_median": medians["sinkhorn"], "sinkhorn_log_seconds_median": medians["sinkhorn_log"],
         "sinkhorn_eps_scaling_seconds_median": medians["sinkhorn_eps_scaling"], "emd_seconds_median": medians["emd"],
         "speedup_vs_best_sinkhorn": speedup, "speedup_is_lower_bound": lower, "reached_rate": reached_rate,
-        "max_cost_gap_tnt": max_gap_tnt, "crossover_n_vs_emd": crossover,
+        "max_cost_gap_tnt": max_gap_tnt, "crossover_n_vs_emd": crossing,
     }
     name = "ot.json"  # --quick writes the same file (the details say which mode made it)
     (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
     details = RESULTS / "ot-details.json"
     details.write_text(json.dumps({"records": records, "budget_s": budget, "scaling": rows,
+                                   "scaling_budget_s": scale_budget,
                                    "largest_scaling_n": rows[-1]["n"] if rows else None, "threads": 1,
                                    "machine": f"{os.cpu_count()} CPUs", "mode": "quick" if args.quick else "full",
                                    "problems_per_setting": per, "classes": list(CLASSES), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -239,7 +338,7 @@ def main(argv=None) -> None:
     print(f"\nmedian seconds to relative gap {REFERENCE:g} ({len(records)} problems, budget {budget:g} s per method)")
     print(markdown_table(headers, table))
     print("\nreached rate:", json.dumps(reached_rate))
-    print("max cost gap tnt:", max_gap_tnt, " crossover n vs emd:", crossover, " scaling:", rows)
+    print("max cost gap tnt:", max_gap_tnt, " crossover n vs emd:", crossing, " scaling:", rows)
     print("written:", RESULTS / name)
 
 

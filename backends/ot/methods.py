@@ -261,5 +261,5 @@ def exact_cost(a, b, C) -> float:
 
     a_np, b_np, C_np = (np.asarray(x.cpu().numpy() if isinstance(x, torch.Tensor) else x, dtype=np.float64)
                         for x in (a, b, C))
-    return float(ot.emd2(a_np, b_np, C_np, numItermax=10_000_000))
+    return float(ot.emd2(a_np, b_np, C_np, numItermax=10**9))
 

@@ -9,7 +9,7 @@ not shipped), so the exact pixel values differ from DOTmark's.
 Costs are those of the MDOT-TNT paper: squared Euclidean and L1 between grid points (coordinates in [0, 1]),
 divided by their maximum so that C ∈ [0, 1] — the scale the paper's γ schedule and tolerances assume.
 
-A dense n × n cost in float64 takes 8 n² bytes; :func:`check_dense_fits` refuses a problem whose dense
+A dense n × n cost in float64 takes 8 n² bytes (float32: 4); :func:`check_dense_fits` and :func:`check_solver_fits` refuse a problem whose dense
 arrays do not fit a memory limit, naming the largest n that does.
 """
 
@@ -33,15 +33,24 @@ _GRF_ALPHA = {"grf_rough": 1.0, "grf_moderate": 2.0, "grf_smooth": 3.0, "log_grf
 
 
 class ProblemTooLarge(InputError):
-    """A dense OT problem whose arrays do not fit the memory limit; carries the largest n that fits."""
+    """A dense OT problem whose arrays do not fit the memory limit; carries the largest n that fits (and, for the
+    solver, the largest n with the cost stored in float32: ``largest_n_float32``)."""
 
-    def __init__(self, n: int, m: int, need_bytes: int, limit_bytes: int, largest_n: int, dtype: torch.dtype):
+    def __init__(self, n: int, m: int, need_bytes: int, limit_bytes: int, largest_n: int, dtype: torch.dtype,
+                 largest_n_float32: int | None = None):
         self.n, self.m, self.need_bytes, self.limit_bytes, self.largest_n = n, m, need_bytes, limit_bytes, largest_n
+        self.largest_n_float32 = largest_n_float32
         side = int(math.isqrt(largest_n))
+        other = ""
+        if largest_n_float32 is not None:
+            s32 = int(math.isqrt(largest_n_float32))
+            other = (f" with the cost in float64, n = {largest_n_float32} ({s32}×{s32}) with the cost stored in "
+                     "float32")
         super().__init__(
             f"An OT problem of {n} × {m} points needs {need_bytes / 2**30:.2f} GiB for its dense {dtype} arrays, "
-            f"more than the {limit_bytes / 2**30:.2f} GiB allowed here. The largest square problem that fits is "
-            f"n = {largest_n} points (a {side}×{side} grid); use smaller images or fewer points."
+            f"more than the {limit_bytes / 2**30:.2f} GiB allowed here (half the free memory). The largest square "
+            f"problem that fits is n = {largest_n} points (a {side}×{side} grid){other}; use smaller images or fewer "
+            "points."
         )
 
 
@@ -143,17 +152,20 @@ def point_cloud(kind: str, n: int, seed: int = 0, dim: int = 2) -> np.ndarray:
 # --- memory ----------------------------------------------------------------------------------------------------
 
 
-def dense_bytes(n: int, m: int | None = None, dtype: torch.dtype = torch.float64, copies: int = 1) -> int:
+def _itemsize(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def dense_bytes(n: int, m: int | None = None, dtype: torch.dtype = torch.float64, copies: float = 1) -> int:
     """Bytes of ``copies`` dense n × m arrays of ``dtype`` (8 n² per copy in float64)."""
     m = n if m is None else m
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    return int(copies) * itemsize * int(n) * int(m)
+    return int(round(copies * _itemsize(dtype))) * int(n) * int(m)
 
 
-def largest_n(limit_bytes: int, dtype: torch.dtype = torch.float64, copies: int = 1) -> int:
+def largest_n(limit_bytes: int, dtype: torch.dtype = torch.float64, copies: float = 1) -> int:
     """The largest n whose ``copies`` dense n × n arrays of ``dtype`` fit in ``limit_bytes``."""
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    return max(0, math.isqrt(max(0, int(limit_bytes)) // (itemsize * max(1, int(copies)))))
+    per_entry = max(1, int(round(max(copies, 1e-9) * _itemsize(dtype))))
+    return max(0, math.isqrt(max(0, int(limit_bytes)) // per_entry))
 
 
 def default_memory_limit(device: str | torch.device = "cpu", fraction: float = 0.5) -> int:
@@ -181,6 +193,38 @@ def check_dense_fits(n: int, m: int | None = None, dtype: torch.dtype = torch.fl
     return need
 
 
+def solver_bytes_per_entry(cost_dtype: torch.dtype = torch.float64, dtype: torch.dtype = torch.float64) -> int:
+    """Bytes per (i, j) the solver keeps: the cost (in ``cost_dtype``) and one plan (``backends.ot.dense``)."""
+    return _itemsize(cost_dtype) + _itemsize(dtype)
+
+
+def check_solver_fits(n: int, m: int, cost_dtype: torch.dtype = torch.float64, dtype: torch.dtype = torch.float64, *,
+                      limit_bytes: int | None = None, device: str | torch.device = "cpu") -> int:
+    """Raise :class:`ProblemTooLarge` unless the solver's cost and plan fit; names what n fits in each precision."""
+    from .dense import BLOCK_ENTRIES
+
+    limit = default_memory_limit(device) if limit_bytes is None else int(limit_bytes)
+    blocks = 4 * BLOCK_ENTRIES * _itemsize(dtype) if n * m > BLOCK_ENTRIES else 0  # row-block temporaries
+    need = solver_bytes_per_entry(cost_dtype, dtype) * int(n) * int(m) + blocks
+    if need > limit:
+        room = max(0, limit - blocks)
+        n64 = math.isqrt(room // solver_bytes_per_entry(dtype, dtype))
+        n32 = math.isqrt(room // solver_bytes_per_entry(torch.float32, dtype))
+        raise ProblemTooLarge(n, m, need, limit, n64, dtype, largest_n_float32=n32 if dtype == torch.float64 else None)
+    return need
+
+
+def solver_cost_dtype(n: int, m: int, *, limit_bytes: int | None = None,
+                      device: str | torch.device = "cpu") -> torch.dtype:
+    """float64 for the cost where the solver fits with it, else float32 (else :class:`ProblemTooLarge`)."""
+    try:
+        check_solver_fits(n, m, torch.float64, limit_bytes=limit_bytes, device=device)
+        return torch.float64
+    except ProblemTooLarge:
+        check_solver_fits(n, m, torch.float32, limit_bytes=limit_bytes, device=device)
+        return torch.float32
+
+
 # --- costs -----------------------------------------------------------------------------------------------------
 
 
@@ -195,18 +239,27 @@ def cost_matrix(x: np.ndarray | torch.Tensor, y: np.ndarray | torch.Tensor | Non
     if cost not in COSTS:
         raise InputError(f"Unknown cost {cost!r}; choose one of {', '.join(COSTS)}.")
     y = x if y is None else y
-    xt = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x, dtype=dtype, device=device)
-    yt = torch.as_tensor(np.asarray(y) if not isinstance(y, torch.Tensor) else y, dtype=dtype, device=device)
+    xt = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x, dtype=torch.float64, device=device)
+    yt = torch.as_tensor(np.asarray(y) if not isinstance(y, torch.Tensor) else y, dtype=torch.float64, device=device)
     if xt.ndim == 1:
         xt = xt[:, None]
     if yt.ndim == 1:
         yt = yt[:, None]
     check_dense_fits(xt.shape[0], yt.shape[0], dtype, limit_bytes=limit_bytes, device=device)
-    if cost == "sqeuclidean":
-        c = (xt * xt).sum(1)[:, None] + (yt * yt).sum(1)[None, :] - 2.0 * xt @ yt.T
-        c.clamp_(min=0.0)
-    else:
-        c = torch.cdist(xt, yt, p=1)
+    from .dense import BLOCK_ENTRIES
+
+    # computed in float64 a block of rows at a time, stored in ``dtype`` (float32 halves a large cost's memory)
+    c = torch.empty((xt.shape[0], yt.shape[0]), dtype=dtype, device=device)
+    rows = max(1, BLOCK_ENTRIES // max(1, yt.shape[0]))
+    yy = (yt * yt).sum(1)[None, :]
+    for s in range(0, xt.shape[0], rows):
+        xs = xt[s:s + rows]
+        if cost == "sqeuclidean":
+            block = (xs * xs).sum(1)[:, None] + yy - 2.0 * xs @ yt.T
+            block.clamp_(min=0.0)
+        else:
+            block = torch.cdist(xs, yt, p=1)
+        c[s:s + rows] = block
     if normalize:
         top = c.max()
         if top > 0:

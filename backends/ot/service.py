@@ -127,13 +127,12 @@ def densities(request: DensityRequest, cancel: CancelToken | None = None) -> Ite
     import torch
 
     from .densities import as_density, interpolate
-    from .problems import check_dense_fits, density, grid_cost
-    from .solver import WORKING_COPIES
+    from .problems import check_solver_fits, density, grid_cost
 
     started = time.perf_counter()
     m = request.side
     device = _device()
-    check_dense_fits(m * m, m * m, torch.float64, device=device, copies=WORKING_COPIES)  # before any work
+    check_solver_fits(m * m, m * m, device=device)  # before any work
     notes: list[str] = []
     if request.source is None:
         a = density(request.class_a, m, request.seed)

@@ -61,9 +61,10 @@ import torch
 
 from backends.common.errors import InputError
 
-from .problems import check_dense_fits
+from .dense import BlockedCost
+from .problems import check_solver_fits
 
-WORKING_COPIES = 5  # dense n × m arrays alive at once: C, γC, a log-sum-exp temporary, P, P²
+WORKING_COPIES = 2  # dense n × m arrays alive at once: the cost and one plan (the rest in row blocks, .dense)
 
 
 class _Cancellable(Protocol):
@@ -136,6 +137,7 @@ class TNTResult:
     device: str = "cpu"
     dtype: str = "float64"
     measuring_seconds: float = 0.0  # spent recording the history (its seconds leave it out: solver time only)
+    cost_dtype: str = "float64"  # how the cost was stored (float32 where float64 did not fit; .dense)
 
     @property
     def potentials(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -146,25 +148,16 @@ class TNTResult:
 # --- small pieces ------------------------------------------------------------------------------------------------
 
 
-def _lse_rows(v: torch.Tensor, gC: torch.Tensor) -> torch.Tensor:
-    """log Σ_j exp(v_j − γC_ij), one per row."""
-    return torch.logsumexp(v[None, :] - gC, dim=1)
-
-
-def _lse_cols(u: torch.Tensor, gC: torch.Tensor) -> torch.Tensor:
-    """log Σ_i exp(u_i − γC_ij), one per column."""
-    return torch.logsumexp(u[:, None] - gC, dim=0)
-
-
 def _entropy(p: torch.Tensor) -> float:
     return float(-torch.special.xlogy(p, p).sum())
 
 
-def round_to_polytope(P: torch.Tensor, r: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    """Altschuler et al. (2017) rounding of a non-negative P onto U(r, c) (r, c of equal mass); a new tensor."""
+def round_to_polytope(P: torch.Tensor, r: torch.Tensor, c: torch.Tensor, *, inplace: bool = False) -> torch.Tensor:
+    """Altschuler et al. (2017) rounding of a non-negative P onto U(r, c) (r, c of equal mass); a new tensor, or P
+    itself with ``inplace`` (the solver's way: no second n × m array)."""
     row = P.sum(1)
     x = torch.where(row > 0, torch.clamp(r / torch.where(row > 0, row, 1.0), max=1.0), torch.zeros_like(row))
-    F = P * x[:, None]  # the one new n × m array (the rest is in place, to keep the memory need at 5 copies)
+    F = P.mul_(x[:, None]) if inplace else P * x[:, None]  # the rest is in place
     col = F.sum(0)
     y = torch.where(col > 0, torch.clamp(c / torch.where(col > 0, col, 1.0), max=1.0), torch.zeros_like(col))
     F.mul_(y[None, :])
@@ -174,11 +167,6 @@ def round_to_polytope(P: torch.Tensor, r: torch.Tensor, c: torch.Tensor) -> torc
     if total > 0:
         F.addr_(err_r / total, err_c)
     return F
-
-
-def _dot(A: torch.Tensor, B: torch.Tensor) -> float:
-    """⟨A, B⟩ without an n × m temporary."""
-    return float(torch.dot(A.reshape(-1), B.reshape(-1)))
 
 
 def marginal_error(P: torch.Tensor, r: torch.Tensor, c: torch.Tensor) -> float:
@@ -210,7 +198,7 @@ class _Projector:
         if self.cancel is not None:
             self.cancel.raise_if_cancelled()
 
-    def _chi2_sweeps(self, gC, u, v, r, log_r, log_c, log_rP, threshold):
+    def _chi2_sweeps(self, K, u, v, r, log_r, log_c, log_rP, threshold):
         """Alternate row and column Sinkhorn updates until the χ² row error is at most ``threshold``."""
         sweeps = 0
         while True:
@@ -223,8 +211,8 @@ class _Projector:
                                         f"{sweeps} sweeps")
             self._check()
             u = u + (log_r - log_rP)
-            v = log_c - _lse_cols(u, gC)
-            log_rP = u + _lse_rows(v, gC)
+            v = log_c - K.lse_cols(u)
+            log_rP = u + K.lse_rows(v)
             sweeps += 1
             self.sinkhorn_sweeps += 1
 
@@ -284,13 +272,13 @@ class _Projector:
                 rz = rz_new
             # the discounted system is solved but the true one is not yet: discount less, restart from x0
 
-    def project(self, gC, log_r, log_c, tol, u, v):
+    def project(self, K, log_r, log_c, tol, u, v):
         """Solve the dual at this γ to ‖r_P − r‖₁ ≤ tol; (u, v, deltas). Raises _ProjectionFailed."""
         r, c = log_r.exp(), log_c.exp()
         threshold = tol ** 0.4
-        v = log_c - _lse_cols(u, gC)
-        log_rP = u + _lse_rows(v, gC)
-        u, v, log_rP = self._chi2_sweeps(gC, u, v, r, log_r, log_c, log_rP, threshold)
+        v = log_c - K.lse_cols(u)
+        log_rP = u + K.lse_rows(v)
+        u, v, log_rP = self._chi2_sweeps(K, u, v, r, log_r, log_c, log_rP, threshold)
         err = float((log_rP.exp() - r).abs().sum())
         deltas: list[float] = []
         steps = 0
@@ -310,8 +298,8 @@ class _Projector:
             rP = log_rP.exp()
             g = rP - r
             eta = min(max(err, 0.9 * tol / err), 0.9)
-            P = torch.exp(u[:, None] + v[None, :] - gC)
-            diag_q = (P * P / c[None, :]).sum(1)
+            P = K.plan(u, v)
+            diag_q = K.row_sums_of_square(P, c)
             du, ok = self._newton_direction(P, c, diag_q, g, rP, err, eta)
             if not ok:
                 return give_up("preconditioned CG did not reach its tolerance")
@@ -323,7 +311,7 @@ class _Projector:
                 return give_up("the Newton direction is not a descent direction")
             alpha = 1.0
             while True:
-                log_cP = (v + alpha * dv) + _lse_cols(u + alpha * du, gC)
+                log_cP = (v + alpha * dv) + K.lse_cols(u + alpha * du)
                 self.line_search_evals += 1
                 if float(log_cP.exp().sum()) - 1.0 <= 0.99 * alpha * decrease + self.roundoff:
                     break
@@ -335,10 +323,10 @@ class _Projector:
                 return give_up("the line search found no sufficient decrease")
             u = u + alpha * du
             v = v + alpha * dv
-            err_before = float((c - log_cP.exp()).abs().sum() + (r - (u + _lse_rows(v, gC)).exp()).abs().sum())
+            err_before = float((c - log_cP.exp()).abs().sum() + (r - (u + K.lse_rows(v)).exp()).abs().sum())
             v = v + (log_c - log_cP)
-            log_rP = u + _lse_rows(v, gC)
-            u, v, log_rP = self._chi2_sweeps(gC, u, v, r, log_r, log_c, log_rP, threshold)
+            log_rP = u + K.lse_rows(v)
+            u, v, log_rP = self._chi2_sweeps(K, u, v, r, log_r, log_c, log_rP, threshold)
             new_err = float((log_rP.exp() - r).abs().sum())
             deltas.append((err - err_before) / ((1.0 - eta) * err))
             err = new_err
@@ -378,11 +366,13 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
         gamma_init, p, q: the published schedule (start 16, tolerance H_min/γ^p, first factor 2).
         tol: optional tighter marginal tolerance for the last γ (see the module's deviations).
         device: where to compute (default: C's device if C is a tensor, else CPU); dtype: float64 by default
-            (float32 underflows at large γ).
+            (float32 underflows at large γ). A cost given as a float32 tensor is kept in float32 (half its memory)
+            while the arithmetic stays in ``dtype``.
         progress: called with a :class:`TNTStep` after each Newton step and each annealing step.
         cancel: an object with ``raise_if_cancelled()`` (``backends.common.progress.CancelToken``); checked
             between steps, so a Stop ends the solve at the next step with ``Cancelled``.
-        limit_bytes: memory the dense working arrays may take (default: half the free memory of the device);
+        limit_bytes: memory the dense working arrays (the cost and one plan, :data:`WORKING_COPIES`) may take
+            (default: half the free memory of the device);
             more is refused with :class:`~backends.ot.problems.ProblemTooLarge` naming the largest n that fits.
         track_cost: compute the rounded plan's cost at every step for the history (costs a few n² operations).
         return_plan: keep the dense rounded plan in the result (else ``plan`` is None; the cost is still given).
@@ -399,8 +389,10 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
     if len(shape) != 2:
         raise InputError(f"The cost must be a matrix (n × m); got shape {shape}.")
     n, m = int(shape[0]), int(shape[1])
-    check_dense_fits(n, m, dtype, limit_bytes=limit_bytes, device=device, copies=WORKING_COPIES)
-    Ct = _as_tensor(C, dtype, device, "The cost")
+    # a float32 cost stays float32 (half the memory; see .dense); the arithmetic is in ``dtype``
+    cost_dtype = torch.float32 if (isinstance(C, torch.Tensor) and C.dtype == torch.float32) else dtype
+    check_solver_fits(n, m, cost_dtype, dtype, limit_bytes=limit_bytes, device=device)
+    Ct = _as_tensor(C, cost_dtype, device, "The cost")
     a_t = _as_tensor(a, dtype, device, "The first histogram").reshape(-1)
     b_t = _as_tensor(b, dtype, device, "The second histogram").reshape(-1)
     if a_t.numel() != n or b_t.numel() != m:
@@ -423,15 +415,15 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
 
     history: list[HistoryEntry] = []
     state = {"gamma": min(gamma_init, gamma_f), "anneal": 0, "measuring": 0.0}
-    gC = torch.empty_like(Ct)
+    K = BlockedCost(Ct, dtype)
 
     def observe(u: torch.Tensor, v: torch.Tensor, kind: str) -> None:
         """Record a history point; its own cost (a plan, its rounding) is left out of the times it records."""
         start = time.perf_counter()
         now = start - t0 - state["measuring"]
-        P = torch.exp(u[:, None] + v[None, :] - gC)
+        P = K.plan(u, v)
         err = marginal_error(P, r, c)
-        cost = _dot(round_to_polytope(P, r, c), Ct) * mass_a if track_cost else None
+        cost = K.dot(round_to_polytope(P, r, c, inplace=True)) * mass_a if track_cost else None
         del P
         state["measuring"] += time.perf_counter() - start
         g = state["gamma"]
@@ -459,10 +451,10 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
             u_init, v_init = r_hat.log(), c_hat.log()
             u_cur, v_cur = u_init, v_init
         u_prev, v_prev = u_cur, v_cur
-        torch.mul(Ct, gam, out=gC)
+        K.gamma = gam
         state["gamma"] = gam
         try:
-            u_cur, v_cur, deltas = projector.project(gC, r_hat.log(), c_hat.log(), eps / 2.0, u_init, v_init)
+            u_cur, v_cur, deltas = projector.project(K, r_hat.log(), c_hat.log(), eps / 2.0, u_init, v_init)
         except _ProjectionFailed as exc:
             converged = False
             if gammas[-2] > 0:
@@ -489,14 +481,13 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
         v_init = v_cur + (v_cur - v_prev) * scale
         gammas.append(new_gam)
         gam = new_gam
-    torch.mul(Ct, gam, out=gC)
-    P = torch.exp(u_cur[:, None] + v_cur[None, :] - gC)
-    err = marginal_error(P, r, c)
-    plan = round_to_polytope(P, r, c)
-    del P
+    K.gamma = gam
+    plan = K.plan(u_cur, v_cur)
+    err = marginal_error(plan, r, c)
+    round_to_polytope(plan, r, c, inplace=True)
     plan_err = marginal_error(plan, r, c)
-    cost = _dot(plan, Ct) * mass_a
-    plan = plan * mass_a if return_plan else None
+    cost = K.dot(plan) * mass_a
+    plan = plan.mul_(mass_a) if return_plan else None
     log_mass = math.log(mass_a)
     return TNTResult(
         plan=plan, cost=cost, u=u_cur + log_mass, v=v_cur, gamma=gam, gamma_target=gamma_f,
@@ -506,5 +497,5 @@ def solve(a: Any, b: Any, C: Any, gamma: float = 2.0**12, *, gamma_init: float =
                     "line_search_evaluations": projector.line_search_evals,
                     "relaxed_projections": projector.relaxed},
         history=history, seconds=time.perf_counter() - t0, device=str(device), dtype=str(dtype).replace("torch.", ""),
-        measuring_seconds=state["measuring"],
+        measuring_seconds=state["measuring"], cost_dtype=str(cost_dtype).replace("torch.", ""),
     )

@@ -106,11 +106,28 @@ def test_memory_refusal_names_the_largest_n():
     assert isinstance(err, InputError)
     assert err.largest_n == 300 and err.need_bytes == 8 * 1024**2
     assert "n = 300" in str(err) and "1024 × 1024" in str(err)
-    p = pr.grid_problem(8, "white_noise")  # n = 64: the solver wants its working copies too
+    p = pr.grid_problem(8, "white_noise")  # n = 64: the solver wants its cost and a plan
     with pytest.raises(pr.ProblemTooLarge) as info2:
-        solve(p.a, p.b, p.C, gamma=64.0, limit_bytes=pr.dense_bytes(64) * (WORKING_COPIES - 1))
-    assert info2.value.largest_n == pr.largest_n(pr.dense_bytes(64) * (WORKING_COPIES - 1), copies=WORKING_COPIES)
-    assert info2.value.largest_n < 64
+        solve(p.a, p.b, p.C, gamma=64.0, limit_bytes=pr.dense_bytes(64) * (WORKING_COPIES - 0.5))
+    assert info2.value.largest_n == pr.largest_n(pr.dense_bytes(64) * (WORKING_COPIES - 0.5), copies=WORKING_COPIES)
+    assert info2.value.largest_n < 64 <= info2.value.largest_n_float32  # a float32 cost would fit
+    assert f"n = {info2.value.largest_n_float32}" in str(info2.value) and "float32" in str(info2.value)
+    assert pr.solver_cost_dtype(64, 64, limit_bytes=pr.dense_bytes(64) * (WORKING_COPIES - 0.5)) == torch.float32
+    res = solve(p.a, p.b, p.C.float(), gamma=64.0, limit_bytes=pr.dense_bytes(64) * (WORKING_COPIES - 0.5))
+    assert res.cost_dtype == "float32" and res.dtype == "float64" and res.plan.dtype == torch.float64
+    assert res.cost == pytest.approx(solve(p.a, p.b, p.C, gamma=64.0).cost, rel=1e-6)
+
+
+def test_blocked_operations_match_the_whole_array_ones(monkeypatch):
+    """Row blocks (as n = 128² uses them) give what one block gives, to rounding."""
+    import backends.ot.dense as dense
+
+    p = pr.grid_problem(10, "grf_moderate", "cauchy", seed=4, cost="l1")
+    whole = solve(p.a, p.b, p.C, gamma=2.0**9)
+    monkeypatch.setattr(dense, "BLOCK_ENTRIES", 7 * 100)  # 7 rows a block, the last one short
+    blocked = solve(p.a, p.b, p.C, gamma=2.0**9)
+    assert blocked.cost == pytest.approx(whole.cost, rel=1e-9)
+    assert float((blocked.plan - whole.plan).abs().max()) < 1e-9
 
 
 @pytest.mark.parametrize(
