@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from backends.common.action import Action
 
-from .requests import ColourTransferRequest, ConvergenceRequest, DensityRequest
+from .requests import ColourTransferRequest, ConvergenceRequest, DensityRequest, PointCloudRequest
 
 
 def _colour(request, model, cancel):
@@ -18,6 +18,12 @@ def _densities(request, model, cancel):
     from .service import densities
 
     return densities(request, cancel)
+
+
+def _clouds(request, model, cancel):
+    from .service import point_clouds
+
+    return point_clouds(request, cancel)
 
 
 def _convergence(request, model, cancel):
@@ -44,10 +50,15 @@ DENSITIES = Action(
     write=_writer("write_density_files"), summary=lambda result: result.to_json(),
     description="Two grey images (or generated DOTmark-style densities) as densities: the MDOT-TNT plan and its "
                 "displacement interpolation.")
+CLOUDS = Action(
+    name="ot_point_clouds", capability="ot", request_type=PointCloudRequest, work=_clouds,
+    write=_writer("write_cloud_files"), summary=lambda result: result.to_json(),
+    description="Two point clouds (uploaded .npy/.csv or generated): the MDOT-TNT plan, its strongest couplings "
+                "drawn, and exact EMD beside it (cost gap).")
 CONVERGENCE = Action(
     name="ot_convergence", capability="ot", request_type=ConvergenceRequest, work=_convergence,
     write=_writer("write_convergence_files"), summary=lambda result: result.to_json(),
     description="One problem solved by MDOT-TNT, Sinkhorn, log-domain Sinkhorn, ε-scaling Sinkhorn and exact EMD: "
                 "marginal error and cost gap against time.")
 
-ACTIONS = (COLOUR, DENSITIES, CONVERGENCE)
+ACTIONS = (COLOUR, DENSITIES, CLOUDS, CONVERGENCE)

@@ -3,7 +3,9 @@
 * ``plan.npz``: the plan as a SciPy sparse matrix (``scipy.sparse.load_npz``); entries under 1e-12 of the mass
   are left out (a rounded entropic plan is dense; the left-out mass is in the run card as ``plan_dropped_mass``).
 * ``potentials.npz``: ``f``, ``g`` (dual potentials in cost units: P_ij ≈ exp((f_i + g_j − C_ij)/ε)), and the
-  colours / densities the plan is between.
+  colours / densities / points the plan is between.
+* point clouds also as ``source.csv`` / ``target.csv`` (coordinates, weight: they load back as inputs with
+  *Last column is a weight*) and ``clouds.png`` (the plot).
 * pictures as PNG; the interpolation also as ``interpolation.npy`` (frames × m × m densities);
   the comparison as ``convergence.json`` (every traced point) and ``convergence.png`` (the plot).
 """
@@ -64,6 +66,31 @@ def write_density_files(result, folder: Path) -> dict[str, Path]:
     paths["plan"] = folder / "plan.npz"
     np.savez_compressed(folder / "potentials.npz", f=result.f, g=result.g, a=result.a, b=result.b)
     paths["potentials"] = folder / "potentials.npz"
+    return paths
+
+
+def _write_points(path: Path, points: np.ndarray, weights: np.ndarray) -> Path:
+    names = ["x", "y", "z"][: points.shape[1]] + ["weight"]
+    rows = np.column_stack([points, weights])
+    write_text(path, ",".join(names) + "\n" + "\n".join(",".join(repr(float(v)) for v in r) for r in rows) + "\n")
+    return path
+
+
+def write_cloud_files(result, folder: Path, links: int = 300) -> dict[str, Path]:
+    from .clouds import cloud_figure
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    result.info["plan_dropped_mass"] = save_sparse_plan(result.plan, folder / "plan.npz")
+    paths = {"plan": folder / "plan.npz"}
+    np.savez_compressed(folder / "potentials.npz", f=result.f, g=result.g, x=result.x, y=result.y, wa=result.wa,
+                        wb=result.wb)
+    paths["potentials"] = folder / "potentials.npz"
+    paths["source_points"] = _write_points(folder / "source.csv", result.x, result.wa)
+    paths["target_points"] = _write_points(folder / "target.csv", result.y, result.wb)
+    fig = cloud_figure(result, result.info.get("links", links))
+    fig.savefig(folder / "clouds.png", dpi=100)
+    paths["plot"] = folder / "clouds.png"
     return paths
 
 

@@ -24,9 +24,9 @@ import torch
 
 from backends.common.errors import InputError
 
-from .requests import COSTS, DENSITY_CLASSES  # noqa: F401 (re-exported; one list for the tab and here)
+from .requests import CLOUD_KINDS, COSTS, DENSITY_CLASSES  # noqa: F401 (re-exported; one list for the tab and here)
 
-POINT_CLOUD_KINDS = ("gaussian", "uniform", "mixture", "ring")
+POINT_CLOUD_KINDS = (*CLOUD_KINDS, "mixture")  # "mixture": the blobs' older name
 
 # Spectral decay exponents of the Gaussian random fields: power ∝ (1 + |k|²)^(−α). Larger α, smoother field.
 _GRF_ALPHA = {"grf_rough": 1.0, "grf_moderate": 2.0, "grf_smooth": 3.0, "log_grf": 2.0}
@@ -137,10 +137,25 @@ def point_cloud(kind: str, n: int, seed: int = 0, dim: int = 2) -> np.ndarray:
         return rng.standard_normal((n, dim)) * 0.15 + 0.5
     if kind == "uniform":
         return rng.random((n, dim))
-    if kind == "mixture":
-        centres = rng.random((3, dim))
+    if kind in ("mixture", "blobs"):
+        centres = rng.random((3, dim)) * 0.7 + 0.15
         which = rng.integers(0, 3, n)
         return centres[which] + 0.05 * rng.standard_normal((n, dim))
+    if kind == "moons":  # two interleaved half circles (as scikit-learn's make_moons), in [0, 1]²
+        upper = rng.random(n) < 0.5
+        t = rng.random(n) * np.pi
+        xy = np.stack([np.where(upper, np.cos(t), 1.0 - np.cos(t)), np.where(upper, np.sin(t), 0.5 - np.sin(t))], 1)
+        pts = np.zeros((n, max(dim, 2)))
+        pts[:, :2] = (xy + [1.0, 0.75]) / 4.0 + 0.02 * rng.standard_normal((n, 2))
+        return pts[:, :dim]
+    if kind == "square":  # the outline of a square, a little noise
+        side = rng.integers(0, 4, n)
+        t = rng.random(n)
+        corners = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+        xy = corners[side] + (corners[(side + 1) % 4] - corners[side]) * t[:, None]
+        pts = np.zeros((n, max(dim, 2)))
+        pts[:, :2] = 0.2 + 0.6 * xy + 0.01 * rng.standard_normal((n, 2))
+        return pts[:, :dim]
     angle = rng.random(n) * 2 * np.pi
     radius = 0.35 + 0.03 * rng.standard_normal(n)
     pts = np.zeros((n, dim))
@@ -299,7 +314,7 @@ def grid_problem(m: int, cls_a: str = "grf_smooth", cls_b: str | None = None, se
                              "cost": cost})
 
 
-def cloud_problem(n: int, kind_a: str = "gaussian", kind_b: str = "mixture", seed: int = 0,
+def cloud_problem(n: int, kind_a: str = "gaussian", kind_b: str = "blobs", seed: int = 0,
                   cost: str = "sqeuclidean", *, dim: int = 2, dtype: torch.dtype = torch.float64,
                   device: str | torch.device = "cpu", limit_bytes: int | None = None) -> Problem:
     """Two point clouds of n points with uniform weights and their (normalized) cost."""

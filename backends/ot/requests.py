@@ -10,6 +10,8 @@ from backends.common.params import param, seed_param
 
 DENSITY_CLASSES = ("white_noise", "grf_rough", "grf_moderate", "grf_smooth", "log_grf", "cauchy", "shapes")
 COSTS = ("sqeuclidean", "l1")
+CLOUD_KINDS = ("blobs", "moons", "ring", "square", "gaussian", "uniform")
+MAX_CLOUD_POINTS = 4096  # per cloud: the plan and exact EMD beside it stay seconds-to-minutes on a CPU
 EPSILON_HELP = ("Entropic regularisation ε = 1/γ, relative to the cost scaled to [0, 1]: smaller is closer to exact "
                 "OT and harder (a relative cost gap of about log(n)·ε or better).")
 
@@ -88,6 +90,35 @@ class ConvergenceRequest:
     budget: float = param(10.0, minimum=0.5, maximum=120.0, step=0.5, label="Budget per method (s)",
                           help="Each method stops after this many seconds (said so in its end point).")
     seed: int = seed_param("Same seed → the same pair of densities.")
+
+    def validate(self) -> None:
+        check_epsilon(self.epsilon)
+
+
+@dataclass
+class PointCloudRequest:
+    """Two weighted point sets (uploads or generated ones), the MDOT-TNT plan between them and exact EMD beside it."""
+
+    source: object | None = param(None, help="The first point set: an (n, d) array of points, d = 2 or 3, or (n, d + 1) "
+                                             "with a weights column when weights_column is set (empty: generate "
+                                             "kind_a).")
+    target: object | None = param(None, help="The second point set, the same dimension d (empty: generate kind_b).")
+    weights_column: bool = param(False, label="Last column is a weight",
+                                 help="Uploaded arrays' last column gives each point's mass (non-negative, normalised "
+                                      "to 1); otherwise every point weighs the same.")
+    kind_a: str = param("blobs", choices=CLOUD_KINDS, label="Generated first cloud",
+                        help="Used when no first point set is given (2-D, in [0, 1]²).")
+    kind_b: str = param("moons", choices=CLOUD_KINDS, label="Generated second cloud",
+                        help="Used when no second point set is given.")
+    n: int = param(300, minimum=8, maximum=MAX_CLOUD_POINTS, label="Points per generated cloud",
+                   help="The plan is n × n for two generated clouds; uploads keep their own size (at most "
+                        f"{MAX_CLOUD_POINTS} points each).")
+    cost: str = param("sqeuclidean", choices=COSTS, help="Ground cost between points (the paper's two), scaled to "
+                                                         "[0, 1].")
+    epsilon: float = _epsilon(2.0**-10)
+    links: int = param(300, minimum=0, maximum=5000, label="Couplings drawn",
+                       help="The plot draws this many of the plan's strongest entries as segments (darker: more mass).")
+    seed: int = seed_param("Same seed → the same generated clouds.")
 
     def validate(self) -> None:
         check_epsilon(self.epsilon)

@@ -1,6 +1,6 @@
 """The Optimal Transport capability's work, shared by the tab, the API, the CLI and the tests.
 
-``colour_transfer``, ``densities`` and ``convergence`` are long work (``backends.common.progress``): they yield a
+``colour_transfer``, ``densities``, ``point_clouds`` and ``convergence`` are long work (``backends.common.progress``): they yield a
 :class:`ProgressEvent` per Newton / annealing step of the solver (per traced point in the comparison) and then a
 typed result. The solver runs on a worker thread (``stream_reports``) and checks the run's token at every step,
 so a Stop ends it within one O(n²) operation or so.
@@ -18,7 +18,7 @@ from backends.common.errors import InputError
 from backends.common.progress import CancelToken, ProgressEvent, relay, stream_reports
 
 from .advice import advice
-from .requests import ColourTransferRequest, ConvergenceRequest, DensityRequest
+from .requests import ColourTransferRequest, ConvergenceRequest, DensityRequest, PointCloudRequest
 
 
 def _device() -> str:
@@ -208,3 +208,87 @@ def convergence(request: ConvergenceRequest, cancel: CancelToken | None = None
             "classes": [request.class_a, request.class_b], "seed": request.seed, "budget": request.budget,
             "device": "cpu", "advice": advice(m * m, request.epsilon, "cpu")}
     yield ConvergenceResult(exact, runs, info)
+
+
+# --- point clouds --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CloudResult:
+    x: np.ndarray  # (n, d) first cloud
+    y: np.ndarray  # (m, d)
+    wa: np.ndarray  # (n,) weights, sum 1
+    wb: np.ndarray
+    plan: np.ndarray  # (n, m) MDOT-TNT's rounded plan, sums to 1
+    f: np.ndarray  # dual potentials in (scaled) cost units
+    g: np.ndarray
+    cost: float  # ⟨plan, C⟩, C scaled to [0, 1]
+    exact_cost: float  # exact EMD's, the same scale
+    info: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"cost": self.cost, "exact_cost": self.exact_cost, "points": [len(self.wa), len(self.wb)],
+                **self.info}
+
+
+def _cloud(value, weights_column: bool, kind: str, n: int, seed: int, name: str):
+    from .clouds import as_cloud
+    from .problems import point_cloud
+
+    if value is None:
+        return point_cloud(kind, n, seed, 2), np.full(n, 1.0 / n), f"generated {kind} ({n} points)"
+    points, weights = as_cloud(value, weights_column, name)
+    return points, weights, f"{name}: {len(weights)} points in {points.shape[1]}-D" + (
+        ", weighted" if weights_column else ", uniform weights")
+
+
+def point_clouds(request: PointCloudRequest, cancel: CancelToken | None = None
+                 ) -> Iterator[ProgressEvent | CloudResult]:
+    """MDOT-TNT between two point clouds at the request's ε, and exact EMD (POT's ``ot.emd``) beside it."""
+    import torch
+
+    from .methods import relative_gap
+    from .problems import check_dense_fits, cost_matrix
+
+    started = time.perf_counter()
+    x, wa, said_a = _cloud(request.source, request.weights_column, request.kind_a, request.n, request.seed,
+                           "first point set")
+    y, wb, said_b = _cloud(request.target, request.weights_column, request.kind_b, request.n, request.seed + 1,
+                           "second point set")
+    if x.shape[1] != y.shape[1]:
+        raise InputError(f"The point sets have different dimensions ({x.shape[1]}-D and {y.shape[1]}-D): both must be "
+                         "2-D or both 3-D.")
+    device = _device()
+    # the cost, MDOT-TNT's plan and EMD's plan (float64; EMD needs it): three dense n × m arrays
+    check_dense_fits(len(wa), len(wb), torch.float64, device=device, copies=3)
+    C_raw = cost_matrix(x, y, request.cost, normalize=False, device=device)
+    scale = float(C_raw.max()) or 1.0
+    C = C_raw.div_(scale)
+    yield ProgressEvent(0.02, f"solving {len(wa)} × {len(wb)} points on {device}")
+    res = yield from _solve_streamed(torch.as_tensor(wa, device=device), torch.as_tensor(wb, device=device), C,
+                                     request.epsilon, cancel, 0.02, 0.85, "point clouds")
+    plan = res.plan.cpu().numpy()
+    f, g = (t.cpu().numpy() for t in res.potentials)
+    yield ProgressEvent(0.86, "exact EMD (POT's network simplex)")
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    import ot
+
+    t0 = time.perf_counter()
+    C_np = C.cpu().numpy()
+    emd_plan = ot.emd(wa, wb, C_np, numItermax=10**8)
+    emd_seconds = time.perf_counter() - t0
+    exact = float((emd_plan * C_np).sum())
+    del emd_plan
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    info = {"device": res.device, "dtype": res.dtype, "gamma": res.gamma, "epsilon": request.epsilon,
+            "cost_name": request.cost, "cost_scale": scale, "cost_units": res.cost * scale,
+            "exact_cost_units": exact * scale, "relative_gap": relative_gap(res.cost, exact),
+            "converged": res.converged, "message": res.message, "marginal_error": res.marginal_error,
+            "plan_marginal_error": res.plan_marginal_error, "iterations": res.iterations,
+            "solve_seconds": round(res.seconds, 3), "emd_seconds": round(emd_seconds, 3),
+            "seconds": round(time.perf_counter() - started, 3), "dimension": int(x.shape[1]),
+            "inputs": [said_a, said_b], "links": request.links, "advice": advice(max(len(wa), len(wb)), request.epsilon, res.device)}
+    yield ProgressEvent(1.0, "done")
+    yield CloudResult(x, y, wa, wb, plan, f, g, res.cost, exact, info)

@@ -92,3 +92,22 @@ def test_an_uploaded_density_of_another_size_is_resized_and_said_so(client, tmp_
                "composite": handle_file(str(tmp_path / "bar.png"))}
     status, *_ = client.predict(first=payload, second=None, side=8, frames=2, api_name="/ot_densities")
     assert "resized to 8×8" in status and "aspect changed" in status
+
+
+def test_point_clouds_from_two_uploads_and_a_bad_file(client, tmp_path):
+    from gradio_client.exceptions import AppError
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "a.npy", rng.random((30, 2)))
+    (tmp_path / "b.csv").write_text("x,y,weight\n" + "\n".join(f"{x},{y},{w}" for x, y, w in rng.random((20, 3)))
+                                    + "\n")
+    status, plot, summary, files = client.predict(
+        first=handle_file(str(tmp_path / "a.npy")), second=handle_file(str(tmp_path / "a.npy")), n=20,
+        api_name="/ot_point_clouds")
+    assert "gap to EMD" in status and "30 × 30 points" in status and plot is not None
+    assert summary["exact_cost"] <= summary["cost"] + 1e-12
+    assert {"plan.npz", "potentials.npz", "source.csv", "clouds.png", "run.json"} <= {Path(f).name for f in files}
+    assert sp.load_npz(next(f for f in files if f.endswith("plan.npz"))).shape == (30, 30)
+    with pytest.raises(AppError, match="different dimensions"):  # no weights column declared: b.csv is 3-D
+        client.predict(first=handle_file(str(tmp_path / "a.npy")), second=handle_file(str(tmp_path / "b.csv")),
+                       api_name="/ot_point_clouds")

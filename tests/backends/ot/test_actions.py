@@ -125,6 +125,63 @@ def test_cli_densities_from_npy_and_png(tmp_path, capsys):
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["converged"] and line["cost"] > 0
     assert sp.load_npz(out / "plan.npz").shape == (64, 64)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.random((30, 2)))
+    (tmp_path / "y.csv").write_text("x,y\n" + "\n".join(f"{a},{b}" for a, b in rng.random((25, 2))) + "\n")
+    assert main(["ot", "clouds", "--source", str(tmp_path / "x.npy"), "--target", str(tmp_path / "y.csv"),
+                 "--out", str(tmp_path / "clouds")]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["exact_cost"] <= line["cost"] and sp.load_npz(tmp_path / "clouds" / "plan.npz").shape == (30, 25)
     np.save(tmp_path / "bad.npy", -np.ones((8, 8)))
     assert main(["ot", "densities", "--source", str(tmp_path / "bad.npy"), "--out", str(tmp_path / "o2")]) == 1
     assert "negative" in capsys.readouterr().out
+
+
+def test_point_clouds_downloads_load_back_as_inputs_and_the_card_replays(tmp_path):
+    from backends.ot.actions import CLOUDS
+    from backends.ot.clouds import read_points
+    from backends.ot.requests import PointCloudRequest
+
+    request = PointCloudRequest(kind_a="ring", kind_b="square", n=40, cost="l1", epsilon=2.0**-9, links=50)
+    result = run_to_result(CLOUDS.run(request))
+    assert result.plan.shape == (40, 40) and result.info["dimension"] == 2
+    np.testing.assert_allclose(result.plan.sum(1), result.wa, atol=1e-12)  # feasible
+    assert result.exact_cost <= result.cost + 1e-12 and 0 <= result.info["relative_gap"] < 0.5
+    first = tmp_path / "first"
+    paths = CLOUDS.write_run(request, result, first)
+    assert np.abs(sp.load_npz(paths["plan"]).toarray() - result.plan).sum() <= 1e-9
+    assert np.load(paths["potentials"])["f"].shape == (40,)
+    # the written clouds (x, y, weight) go back in as uploads with a weights column: the same problem, the same plan
+    again = run_to_result(CLOUDS.run(PointCloudRequest(
+        source=read_points(paths["source_points"]), target=read_points(paths["target_points"]), weights_column=True,
+        cost="l1", epsilon=2.0**-9)))
+    assert np.array_equal(again.plan, result.plan)
+    *_, (replayed, _paths) = list(replay(first / "run.json", tmp_path / "again", lambda name: CLOUDS))
+    assert np.array_equal(replayed.plan, result.plan)
+
+
+def _cloud_error(source, target=None, **kw):
+    from backends.ot.actions import CLOUDS
+    from backends.ot.requests import PointCloudRequest
+
+    run_to_result(CLOUDS.run(PointCloudRequest(source=source, target=target, **{"n": 20, **kw})))
+
+
+@pytest.mark.parametrize("source, target, kw, message", [
+    (np.ones((10, 5)), None, {}, "5 column"),
+    (np.array([[0.1, 0.2], [np.nan, 0.3], [0.5, 0.5]]), None, {}, "NaN"),
+    (np.random.default_rng(0).random((10, 3)), np.random.default_rng(1).random((10, 2)), {}, "different dimensions"),
+    (np.random.default_rng(0).random((5000, 2)), None, {}, "at most 4,096"),
+    (np.column_stack([np.ones((4, 2)), [1, -1, 1, 1]]), None, {"weights_column": True}, "negative"),
+])
+def test_bad_point_clouds_are_clear_errors(source, target, kw, message):
+    with pytest.raises(InputError, match=message):
+        _cloud_error(source, target, **kw)
+
+
+def test_point_clouds_too_large_for_memory_name_what_fits(monkeypatch):
+    import backends.ot.problems as problems
+
+    monkeypatch.setattr(problems, "default_memory_limit", lambda device="cpu", fraction=0.5: 24 * 100 * 100)
+    with pytest.raises(problems.ProblemTooLarge, match=r"largest square problem that fits is n = 100 "):
+        _cloud_error(np.random.default_rng(0).random((200, 2)), n=200)  # 200 × 200 points
