@@ -1,5 +1,5 @@
-"""The Optimal Transport tab in a real browser: colour transfer of two uploaded photos, then the solver race and
-its convergence plot."""
+"""The Optimal Transport tab in a real browser: colour transfer of two uploaded photos, a plan between two generated
+point clouds, then the solver race and its convergence plot."""
 
 import os
 from pathlib import Path
@@ -20,7 +20,7 @@ def set_number(page, elem_id: str, value) -> None:
     expect(box).to_have_value(str(value))
 
 
-def test_colour_transfer_of_two_uploads_then_the_convergence_plot(page, tmp_path):
+def test_colour_transfer_of_two_uploads_point_clouds_then_the_convergence_plot(page, tmp_path):
     open_tab(page, "ot")
     page.locator("#ot-source input[type=file]").set_input_files(str(EXAMPLES / "astronaut.jpg"))
     page.locator("#ot-reference input[type=file]").set_input_files(str(EXAMPLES / "coffee.jpg"))
@@ -35,6 +35,14 @@ def test_colour_transfer_of_two_uploads_then_the_convergence_plot(page, tmp_path
     expect(status).to_contain_text("16 × 16 colours")
     expect(page.locator("#ot-colour-result img")).to_be_visible()
     expect(page.locator('#ot-colour-files a[download="plan.npz"]')).to_have_count(1)
+
+    set_number(page, "ot-cloud-n", 60)  # two generated clouds (blobs → moons), exact EMD beside the plan
+    page.locator("#ot-cloud-run").click()
+    clouds = page.locator("#ot-cloud-status")
+    expect(clouds).to_contain_text("gap to EMD", timeout=120_000)
+    expect(clouds).to_contain_text("60 × 60 points")
+    expect(page.locator("#ot-cloud-plot img, #ot-cloud-plot svg, #ot-cloud-plot canvas").first).to_be_visible()
+    expect(page.locator('#ot-cloud-files a[download="plan.npz"]')).to_have_count(1)
 
     set_number(page, "ot-conv-side", 8)
     set_number(page, "ot-budget", 30)
