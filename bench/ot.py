@@ -24,8 +24,15 @@ all); a target no run reached within its budget is "did not reach" — then the 
 the budget, so budget / TNT's time is a lower bound of the speed-up (for the ε values the sweep tried). Medians count a miss as +inf (null when the median is a miss). All solvers run single-threaded
 (torch and BLAS threads = 1: the machine is shared, and a contended 2-thread pool made small solves 30× slower).
 
+Scaling (``scaling``): one smooth-GRF pair per n (sq. Euclidean), exact EMD while it ran within the scaling budget
+at the n before (the network simplex cannot be stopped part-way), then MDOT-TNT (γ_f = 2^16) stopped at its first
+point within the reference gap or at the budget (solver time). The cost is stored in float32 where a float64 cost
+and a plan do not fit half the free memory (``problems.solver_cost_dtype``; the arithmetic stays float64).
+``crossover_n_vs_emd``: the first n where TNT reached the reference target in less time than EMD took (null if none).
+
     python -m bench.ot --quick            # n = 16², 32²; 2 problems per (n, cost); budget 30 s per run
-    python -m bench.ot                    # n = 32², 64²; 10 problems per (n, cost); budget 120 s
+    python -m bench.ot                    # n = 32², 64²; 10 problems per (n, cost); budget 120 s; scaling to 128²
+    python -m bench.ot --scaling-only     # the scaling alone (32², 48², 64², 96², 128²; 300 s), into the results
 """
 
 from __future__ import annotations
