@@ -182,6 +182,6 @@ def test_bad_point_clouds_are_clear_errors(source, target, kw, message):
 def test_point_clouds_too_large_for_memory_name_what_fits(monkeypatch):
     import backends.ot.problems as problems
 
-    monkeypatch.setattr(problems, "default_memory_limit", lambda device="cpu", fraction=0.5: 24 * 100 * 100)
+    monkeypatch.setattr(problems, "default_memory_limit", lambda device="cpu", fraction=0.5: 64 * 100 * 100)
     with pytest.raises(problems.ProblemTooLarge, match=r"largest square problem that fits is n = 100 "):
         _cloud_error(np.random.default_rng(0).random((200, 2)), n=200)  # 200 × 200 points
