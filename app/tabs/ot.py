@@ -28,7 +28,7 @@ PICK = ("**Which solver for your size?** On this CPU up to a few thousand points
         "the fastest way to an *exact* plan; plain Sinkhorn wins at weak precision (ε ≥ 1/256); at strong precision "
         "(small ε) Sinkhorn's kernel underflows and log-domain Sinkhorn crawls, which is where MDOT-TNT's annealing "
         "and Newton steps pay off; entropic OT pays off most on a GPU, at large n, in batches, or where a smooth "
-        "plan is wanted. Section 3 measures it on your settings; `python -m bench.ot` on many problems.")
+        "plan is wanted. Section 4 measures it on your settings; `python -m bench.ot` on many problems.")
 
 
 def _colour_section(ui: SimpleNamespace) -> None:
