@@ -267,6 +267,33 @@ def scaling_into_results(sides: list[int], budget: float, command: str) -> None:
     scaling(sides, budget, on_row=write)
 
 
+def cpu_check(side: int, command: str) -> None:
+    """The scaling's crossover n again in CPU time (the shared machine's load inflates wall times unevenly): exact EMD,
+    then MDOT-TNT run to the γ at which the scaling run first reached the reference target (the annealing is
+    deterministic, so it is the same path, without the history's measuring), each timed in process CPU seconds."""
+    from backends.ot.solver import solve
+
+    details_path = RESULTS / "ot-details.json"
+    row = next(r for r in json.loads(details_path.read_text())["scaling"] if r["side"] == side)
+    gamma = row["tnt_gamma_reached"]
+    problem = grid_problem(side, "grf_smooth", "grf_smooth", 0, "sqeuclidean")
+    exact_cost(*(torch.full((4,), 0.25, dtype=torch.float64),) * 2, torch.rand(4, 4, dtype=torch.float64))  # load POT
+    c0, w0 = time.process_time(), time.perf_counter()
+    exact = exact_cost(problem.a, problem.b, problem.C)
+    emd_cpu, emd_wall = time.process_time() - c0, time.perf_counter() - w0
+    print(f"cpu check n={side * side}: emd {emd_cpu:.1f} s CPU ({emd_wall:.1f} s wall)", flush=True)
+    c0, w0 = time.process_time(), time.perf_counter()
+    res = solve(problem.a, problem.b, problem.C, gamma=gamma, track_cost=False, return_plan=False)
+    tnt_cpu, tnt_wall = time.process_time() - c0, time.perf_counter() - w0
+    check = {"n": side * side, "emd_cpu_seconds": emd_cpu, "emd_wall_seconds": emd_wall, "tnt_gamma": gamma,
+             "tnt_cpu_seconds": tnt_cpu, "tnt_wall_seconds": tnt_wall, "tnt_gap": relative_gap(res.cost, exact),
+             "tnt_converged": res.converged, "command": command, "when": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    print("cpu check:", check, flush=True)
+    details = json.loads(details_path.read_text())
+    details["scaling_cpu_check"] = check
+    details_path.write_text(json.dumps(details, indent=1))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -279,6 +306,8 @@ def main(argv=None) -> None:
     ap.add_argument("--scaling-only", action="store_true",
                     help="run only the scaling and write it into the existing results (ot.json's crossover, "
                          "ot-details.json's scaling, the plot), after each n")
+    ap.add_argument("--cpu-check", type=int, default=None, metavar="SIDE",
+                    help="time exact EMD and TNT (to the scaling run's γ at that n) in CPU seconds at n = SIDE²")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     sides = args.sides or ([16, 32] if args.quick else [32, 64])
@@ -286,6 +315,10 @@ def main(argv=None) -> None:
     budget = args.budget or (30.0 if args.quick else 120.0)
     scale_sides = args.scaling if args.scaling is not None else ([16, 24, 32, 48] if args.quick else [32, 48, 64, 96, 128])
     scale_budget = args.scaling_budget or (budget if args.quick else 300.0)
+    if args.cpu_check is not None:
+        torch.set_num_threads(1)
+        cpu_check(args.cpu_check, " ".join(["python -m bench.ot", *(argv or [])]).strip())
+        return
     if args.scaling_only:
         scaling_into_results(scale_sides, scale_budget, " ".join(["python -m bench.ot", *(argv or [])]).strip())
         return
