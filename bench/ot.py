@@ -46,6 +46,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import statistics  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -317,10 +318,10 @@ def main(argv=None) -> None:
     scale_budget = args.scaling_budget or (budget if args.quick else 300.0)
     if args.cpu_check is not None:
         torch.set_num_threads(1)
-        cpu_check(args.cpu_check, " ".join(["python -m bench.ot", *(argv or [])]).strip())
+        cpu_check(args.cpu_check, " ".join(["python -m bench.ot", *(sys.argv[1:] if argv is None else argv)]))
         return
     if args.scaling_only:
-        scaling_into_results(scale_sides, scale_budget, " ".join(["python -m bench.ot", *(argv or [])]).strip())
+        scaling_into_results(scale_sides, scale_budget, " ".join(["python -m bench.ot", *(sys.argv[1:] if argv is None else argv)]))
         return
     methods = [m for m in ALL if m != "mdot_tnt" or mdot_available()]
     records = []
