@@ -126,6 +126,6 @@ def cloud_figure(result, links: int):
         ax.set_aspect("equal", adjustable="datalim")
     ax.legend(loc="upper right", fontsize=8)
     info = result.info
-    fig.suptitle(f"\n{len(mass)} strongest couplings · cost {result.cost:.4g} ({info['cost_name']}, scaled), exact "
+    fig.supxlabel(f"{len(mass)} strongest couplings · cost {result.cost:.4g} ({info['cost_name']}, scaled), exact "
                  f"{result.exact_cost:.4g}, gap {info['relative_gap']:.1e}", fontsize=9)
     return fig
