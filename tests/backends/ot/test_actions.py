@@ -185,3 +185,15 @@ def test_point_clouds_too_large_for_memory_name_what_fits(monkeypatch):
     monkeypatch.setattr(problems, "default_memory_limit", lambda device="cpu", fraction=0.5: 64 * 100 * 100)
     with pytest.raises(problems.ProblemTooLarge, match=r"largest square problem that fits is n = 100 "):
         _cloud_error(np.random.default_rng(0).random((200, 2)), n=200)  # 200 × 200 points
+
+
+def test_three_d_point_clouds_are_solved_and_plotted(tmp_path):
+    from backends.ot.actions import CLOUDS
+    from backends.ot.requests import PointCloudRequest
+
+    rng = np.random.default_rng(0)
+    request = PointCloudRequest(source=rng.random((12, 3)), target=rng.random((9, 3)) + 1.0, links=20)
+    result = run_to_result(CLOUDS.run(request))
+    assert result.plan.shape == (12, 9) and result.info["dimension"] == 3
+    assert result.exact_cost <= result.cost + 1e-12
+    assert CLOUDS.write_run(request, result, tmp_path)["plot"].stat().st_size > 0
