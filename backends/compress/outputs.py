@@ -7,13 +7,14 @@ from pathlib import Path
 
 from backends.common.files import write_text
 
-from .store import PLAN, WEIGHTS, save_compressed
-
 RESULTS = "results.json"
 
 
 def write_files(result, folder: Path) -> dict[str, Path]:
     """The Basis Sharing model's files (config, tokenizer, compress.json, model.safetensors) and results.json."""
+    # torch comes with the store: imported on first use, never when the tab is built
+    from .store import PLAN, WEIGHTS, save_compressed
+
     folder = Path(folder)
     before = set(folder.iterdir()) if folder.exists() else set()
     save_compressed(result.compressed, result.tokenizer, _plan(result), folder,
