@@ -141,6 +141,16 @@ def citest(page) -> None:
     expect(page.locator("#ci-status")).to_contain_text("PC done", timeout=LONG)
 
 
+def unlearn(page) -> None:
+    from playwright.sync_api import expect
+
+    per_class = page.locator("#ul-per-class input[type=number]")
+    per_class.fill("4")
+    per_class.press("Enter")
+    page.locator("#ul-load").click()
+    expect(page.locator("#ul-gallery").locator("img")).to_have_count(5, timeout=LONG)
+
+
 def gops(page) -> None:
     from playwright.sync_api import expect
 
@@ -220,6 +230,7 @@ ACTIONS = {
     "games": [Shot("games.png", "games", gops), Shot("avalon.png", "games", avalon)],
     "aggregate": [Shot("aggregate.png", "aggregate", aggregate)],
     "citest": [Shot("citest.png", "citest", citest)],
+    "unlearn": [Shot("unlearn.png", "unlearn", unlearn)],
     "compress": [Shot("compress.png", "compress", compress)],
     "system": [Shot("system.png", "system", system)],
 }
