@@ -39,6 +39,23 @@ def heal_blocks(ids: torch.Tensor, block: int, steps: int) -> list[torch.Tensor]
     return [pieces[s % count] for s in range(steps)]
 
 
+def _stop_inside_a_step(model, cancel) -> list:
+    """A heal step of a real LLM takes seconds: Stop is checked before every decoder layer's forward and
+    backward too, so it ends a step within one layer's work instead of after the whole step."""
+    if cancel is None:
+        return []
+    from .layout import decoder_layers
+
+    def check(*_):
+        raise_if_cancelled(cancel)
+
+    hooks = []
+    for layer in decoder_layers(model):
+        hooks.append(layer.register_forward_pre_hook(check))
+        hooks.append(layer.register_full_backward_pre_hook(check))
+    return hooks
+
+
 def heal(model, pieces: list[torch.Tensor], budget: HealBudget, cancel=None,
          report: ProgressFn | None = None) -> dict:
     """Fine-tune LoRA adapters on ``model``'s coefficient layers over ``pieces`` (one per step), merge them
@@ -55,6 +72,7 @@ def heal(model, pieces: list[torch.Tensor], budget: HealBudget, cancel=None,
     opt = torch.optim.AdamW(trainable, lr=budget.lr, weight_decay=0.0)
     peft_model.train()
     losses = []
+    hooks = _stop_inside_a_step(model, cancel)
     try:
         for n, ids in enumerate(pieces):
             raise_if_cancelled(cancel)
@@ -67,6 +85,8 @@ def heal(model, pieces: list[torch.Tensor], budget: HealBudget, cancel=None,
             if report:
                 report((n + 1) / len(pieces), f"heal step {n + 1}/{len(pieces)} (loss {losses[-1]:.3f})")
     finally:
+        for hook in hooks:
+            hook.remove()
         peft_model.eval()
     merged = peft_model.merge_and_unload()
     for p in merged.parameters():

@@ -71,3 +71,18 @@ def test_the_evaluation_text_is_the_public_domain_book_and_a_server_path_is_no_m
     for path in (str(tmp_path), "/etc", "~/x", "a/../b", "tests", "a/b/c"):
         with pytest.raises(InputError, match="not accepted here"):
             served_model_name(path)
+
+
+def test_a_stop_during_a_heal_step_ends_it_at_the_next_layer():
+    from backends.common.errors import Cancelled
+    from backends.common.progress import CancelToken
+
+    m = tiny_model(layers=4)
+    apply_plan(m, make_plan(m, "svd", 0.3, (), 1), None)
+    token, ran = CancelToken(), []
+    layers = m.model.layers
+    layers[0].register_forward_hook(lambda *_: token.cancel())  # Stop pressed while the first layer runs
+    layers[1].register_forward_hook(lambda *_: ran.append(1))
+    with pytest.raises(Cancelled):
+        heal(m, [torch.randint(0, 256, (32,))], HealBudget(1, 2, 1e-3), cancel=token)
+    assert ran == []  # the step stopped before the second layer, not after the whole step
