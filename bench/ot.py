@@ -9,7 +9,7 @@ Each method's time to a target on a problem (``backends.ot.methods`` traces; sol
 traced point left out):
 
 * ``tnt``: one run with γ_f = 2^16; its own annealing; the first traced point (Newton or annealing step) within
-  the target.
+  the target (the run ends once the smallest target is reached: nothing after it changes a number).
 * ``sinkhorn``, ``sinkhorn_log``, ``sinkhorn_eps_scaling``: a sweep ε = 2^-4, 2^-5, … (largest ε first); at each ε,
   the first traced point within the target; the method's time is the smallest over the sweep (generous: an oracle
   choice of ε). A run at one ε stops once its marginal error can no longer move the gap by a tenth of the smallest
@@ -33,6 +33,13 @@ and a plan do not fit half the free memory (``problems.solver_cost_dtype``; the 
     python -m bench.ot --quick            # n = 16², 32²; 2 problems per (n, cost); budget 30 s per run
     python -m bench.ot                    # n = 32², 64²; 10 problems per (n, cost); budget 120 s; scaling to 128²
     python -m bench.ot --scaling-only     # the scaling alone (32², 48², 64², 96², 128²; 300 s), into the results
+
+Each problem's record is stored as it is measured (``results/ot-records/<mode>/n<N>-<cost>-<k>.json``, the
+problems of a setting interleaved with the others'), so the full run (hours on this CPU) resumes where it stopped and
+can be shared by several processes (one thread each; each claims the next problem); the results are written once
+every problem is measured (or with --aggregate, saying how many are missing):
+    python -m bench.ot --keep-scaling &  python -m bench.ot --keep-scaling &   # two workers; the last one writes
+    python -m bench.ot --fresh            # forget the stored records and start over
 """
 
 from __future__ import annotations
@@ -91,10 +98,20 @@ def measure(method: str, problem, exact: float, budget: float) -> dict:
             times[t] = p.seconds
         return {**{str(t): times[t] for t in TARGETS}, "best_gap": relative_gap(p.cost, exact)}
     if method == "tnt":
-        run = run_method("tnt", a, b, C, 1.0 / TNT_GAMMA, budget=budget)
-        _first_within(run.points, exact, TARGETS, times)
-        best = min((relative_gap(p.cost, exact) for p in run.points), default=math.inf)
-        return {**{str(t): times[t] for t in TARGETS}, "best_gap": best, "status": run.status}
+        points, status = [], "finished"
+
+        def on_tnt_point(_name, p):
+            points.append(p)
+            if relative_gap(p.cost, exact) <= min(TARGETS):
+                raise _Enough  # every target reached: the rest of the annealing changes no number of the bench
+
+        try:
+            status = run_method("tnt", a, b, C, 1.0 / TNT_GAMMA, budget=budget, on_point=on_tnt_point).status
+        except _Enough:
+            status = "reached every target"
+        _first_within(points, exact, TARGETS, times)
+        best = min((relative_gap(p.cost, exact) for p in points), default=math.inf)
+        return {**{str(t): times[t] for t in TARGETS}, "best_gap": best, "status": status}
     for k in SWEEP:
         left = min(budget, SWEEP_ALLOWANCE * budget - (time.perf_counter() - started))
         if left <= 0 or all(times[t] is not None for t in TARGETS):
@@ -125,6 +142,31 @@ def measure(method: str, problem, exact: float, budget: float) -> dict:
         _first_within(seen, exact, TARGETS, times)
         best = min([best] + [relative_gap(p.cost, exact) for p in seen])
     return {**{str(t): times[t] for t in TARGETS}, "best_gap": best}
+
+
+def problem_plan(sides: list[int], per: int) -> list[tuple[int, str, int]]:
+    """(side, cost, k) in the order measured: problem k of every setting before problem k + 1 of any, so a run cut
+    short (or shared by several workers) has every setting measured on as many problems as the others, ± 1."""
+    return [(m, cost, k) for k in range(per) for m in sides for cost in ("sqeuclidean", "l1")]
+
+
+def record_id(m: int, cost: str, k: int) -> str:
+    return f"n{m * m}-{cost}-{k:02d}"
+
+
+def claim(path: Path) -> bool:
+    """True if this process may measure the problem of record ``path``: a claim file made atomically in this
+    machine's temporary folder (several workers, one thread each, share the problems; a claim dies with the machine,
+    so a later session's run measures what this one left)."""
+    import tempfile
+
+    claims = Path(tempfile.gettempdir()) / "bench-ot-claims" / path.parent.name
+    claims.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(claims / path.name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def median_or_none(values: list) -> float | None:
@@ -309,6 +351,11 @@ def main(argv=None) -> None:
                          "ot-details.json's scaling, the plot), after each n")
     ap.add_argument("--cpu-check", type=int, default=None, metavar="SIDE",
                     help="time exact EMD and TNT (to the scaling run's γ at that n) in CPU seconds at n = SIDE²")
+    ap.add_argument("--fresh", action="store_true", help="forget the stored records of this mode and start over")
+    ap.add_argument("--aggregate", action="store_true",
+                    help="write the results from the stored records even if some problems are missing (said so)")
+    ap.add_argument("--keep-scaling", action="store_true",
+                    help="keep the scaling already in ot-details.json (from --scaling-only) instead of rerunning it")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     sides = args.sides or ([16, 32] if args.quick else [32, 64])
@@ -324,22 +371,36 @@ def main(argv=None) -> None:
         scaling_into_results(scale_sides, scale_budget, " ".join(["python -m bench.ot", *(sys.argv[1:] if argv is None else argv)]))
         return
     methods = [m for m in ALL if m != "mdot_tnt" or mdot_available()]
-    records = []
-    for m in sides:
-        for cost in ("sqeuclidean", "l1"):
-            for k in range(per):
-                cls = CLASSES[k % len(CLASSES)]
-                problem = grid_problem(m, cls, cls, k, cost)
-                exact = exact_cost(problem.a, problem.b, problem.C)
-                rec = {"n": m * m, "cost": cost, "class": cls, "seeds": [k, k + 1], "exact": exact}
-                for method in methods:
-                    rec[method] = measure(method, problem, exact, budget)
-                    print(f"n={m * m} {cost} {cls} seed {k}: {method}: "
-                          f"{ {t: rec[method][str(t)] for t in TARGETS} } best gap {rec[method]['best_gap']:.2e}",
-                          flush=True)
-                records.append(rec)
-                partial = RESULTS / f"ot-partial-{'quick' if args.quick else 'full'}.json"  # as it goes
-                partial.write_text(json.dumps({"records": records, "budget_s": budget}, indent=1))
+    mode = "quick" if args.quick else "full"
+    store = RESULTS / "ot-records" / mode  # one file per problem: a long run resumes, workers run side by side
+    if args.fresh:
+        for f in store.glob("*.json"):
+            f.unlink()
+    store.mkdir(parents=True, exist_ok=True)
+    plan = problem_plan(sides, per)
+    for m, cost, k in plan:
+        path = store / f"{record_id(m, cost, k)}.json"
+        if path.exists() or not claim(path):
+            continue  # measured, or another worker has it
+        cls = CLASSES[k % len(CLASSES)]
+        problem = grid_problem(m, cls, cls, k, cost)
+        exact = exact_cost(problem.a, problem.b, problem.C)
+        rec = {"n": m * m, "cost": cost, "class": cls, "seeds": [k, k + 1], "exact": exact, "budget_s": budget,
+               "methods": methods, "load_average_at_start": os.getloadavg()[0], "when": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        for method in methods:
+            rec[method] = measure(method, problem, exact, budget)
+            print(f"n={m * m} {cost} {cls} seed {k}: {method}: "
+                  f"{ {t: rec[method][str(t)] for t in TARGETS} } best gap {rec[method]['best_gap']:.2e}", flush=True)
+        rec["load_average_at_end"] = os.getloadavg()[0]
+        path.write_text(json.dumps(rec, indent=1))
+    wanted = {record_id(m, cost, k) for m, cost, k in plan}
+    records = [json.loads(f.read_text()) for f in sorted(store.glob("*.json")) if f.stem in wanted]
+    missing = len(wanted) - len(records)
+    if missing and not args.aggregate:
+        print(f"{len(records)} of {len(wanted)} problems measured (in {store.relative_to(RESULTS.parent.parent)}); "
+              f"the results are written once all are, or with --aggregate", flush=True)
+        return
+    methods = [m for m in ALL if all(m in r for r in records)]
     n_values = [m * m for m in sides]
     medians = {meth: {} for meth in ALL}
     for meth in ALL:
@@ -360,8 +421,13 @@ def main(argv=None) -> None:
     reached_rate = {meth: ({str(t): sum(r[meth][str(t)] is not None for r in records) / len(records) for t in TARGETS}
                            if meth in methods else None) for meth in ALL}
     max_gap_tnt = max(r["tnt"]["best_gap"] for r in records)
-    rows = scaling(scale_sides, scale_budget)
-    plot_scaling(rows, RESULTS / "ot-scaling.png")
+    previous = json.loads((RESULTS / "ot-details.json").read_text()) if (RESULTS / "ot-details.json").exists() else {}
+    if args.keep_scaling and previous.get("scaling"):
+        rows = previous["scaling"]  # the scaling run of --scaling-only, kept with its own command and date
+        scale_budget = previous.get("scaling_budget_s", scale_budget)
+    else:
+        rows = scaling(scale_sides, scale_budget)
+        plot_scaling(rows, RESULTS / "ot-scaling.png")
     crossing = crossover(rows)
     results = {
         "problems": len(records), "n_values": n_values, "targets": list(TARGETS),
@@ -374,12 +440,17 @@ def main(argv=None) -> None:
     name = "ot.json"  # --quick writes the same file (the details say which mode made it)
     (RESULTS / name).write_text(json.dumps(results, indent=2) + "\n")
     details = RESULTS / "ot-details.json"
-    details.write_text(json.dumps({"records": records, "budget_s": budget, "scaling": rows,
+    kept = {k: previous[k] for k in ("scaling_command", "scaling_when", "scaling_sides_asked", "scaling_threads",
+                                     "scaling_cpu_check") if args.keep_scaling and k in previous}
+    details.write_text(json.dumps({**kept, "records": records, "budget_s": budget, "scaling": rows,
+                                   "problems_asked": len(wanted), "problems_missing": missing,
                                    "scaling_budget_s": scale_budget,
                                    "largest_scaling_n": rows[-1]["n"] if rows else None, "threads": 1,
                                    "machine": f"{os.cpu_count()} CPUs", "mode": "quick" if args.quick else "full",
                                    "problems_per_setting": per, "classes": list(CLASSES), "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                   "command": "python -m bench.ot" + (" --quick" if args.quick else "")}, indent=1))
+                                   "command": "python -m bench.ot" + (" --quick" if args.quick else ""),
+                                   "load_average": [min(r["load_average_at_start"] for r in records),
+                                                    max(r["load_average_at_end"] for r in records)]}, indent=1))
     headers = ["n", *ALL, "speedup vs best Sinkhorn"]
     table = [[n, *[("—" if medians[m][str(n)] is None else medians[m][str(n)]) for m in ALL],
               (f"≥ {speedup[str(n)]:.3g}" if lower[str(n)] else speedup[str(n)]) if speedup[str(n)] else "—"]
