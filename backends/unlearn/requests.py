@@ -105,7 +105,8 @@ class EvaluateRequest:
     teacher_steps: int = param(20, minimum=2, maximum=1000, label="Teacher DDIM steps",
                                help="Steps of the teacher, of negative guidance and of the ESD and SalUn models (SFD takes one).")
     eta: float = param(1.0, minimum=0.0, maximum=10.0, step=0.1, label="Negative guidance η",
-                       help="Sampling-time negative guidance for the forgotten class: ε(∅) − η(ε(c_f) − ε(∅)).")
+                       help="Sampling-time negative guidance for the forgotten class: ε(∅) − η(ε(c_f) − ε(∅)) "
+                              "(text teacher: for the prompts that name the forgotten word).")
     metrics: bool = param(True, help="Compute forget rate, accuracy and Fréchet distance (off: only the grid).")
     out_dir: Path | None = param(None, help="Where the grids and numbers are written (default: the run's folder).")
     seed: int = seed_param("Same seed → the same noise for every method.")

@@ -30,7 +30,12 @@ def tiny_text_teacher():
     from tokenizers import pre_tokenizers
 
     from backends.common.cnn import SmallClassifier
-    from backends.common.tinysd import SCHEDULER_CONFIG, VOCAB_SPECIAL, build_text_encoder, build_word_tokenizer
+    from backends.common.tinysd import (
+        SCHEDULER_CONFIG,
+        VOCAB_SPECIAL,
+        build_text_encoder,
+        build_word_tokenizer,
+    )
     from backends.synth.detector import CLASSES, CROP
     from backends.synth.scene import COLORS, ROOMS, SHAPES
     from backends.unlearn.text.teacher import TextTeacher
