@@ -91,7 +91,7 @@ def build(demo: gr.Blocks) -> None:
             ui.resume = gr.Button("Resume", elem_id="ul-resume")
             ui.stop = gr.Button("Stop", variant="stop", elem_id="ul-stop")
         with gr.Row():
-            ui.preview = gr.Image(label="Preview: one row per class (same noise every time)", type="numpy",
+            ui.preview = gr.Image(label="Preview: one row per class (text teacher: per prompt), the same noise every time", type="numpy",
                                   height=260, interactive=False, elem_id="ul-preview")
             ui.curves = gr.Plot(label="Loss curves", elem_id="ul-curves")
     ui.status = gr.Markdown(elem_id="ul-status")

@@ -56,7 +56,8 @@ class DistilRequest:
                             help="Optimiser steps (SFD: one fake-score step and one generator step each).")
     batch: int = param(32, minimum=2, maximum=256, label="Batch (paper: 128)", help="Samples per loss term and step.")
     lr: float = param(1e-4, minimum=1e-7, maximum=1e-2, label="Learning rate (paper: 1e-5)",
-                      help="Adam's rate for G and ψ (SFD) or the fine-tuned model (ESD, SalUn).")
+                      help="Adam's rate for G and ψ (SFD; text teacher: ψ at 3×, the SD side's ratio) or the fine-tuned "
+                           "model (ESD, SalUn).")
     alpha: float = param(1.2, minimum=0.0, maximum=2.0, step=0.05, label="α (SiD)",
                          help="SiD's α in [(f_p−f_ψ)·((f_p−x_g) − α(f_p−f_ψ))]/ω; the paper's 1.2.")
     t_init: int = param(440, minimum=1, maximum=999, label="t_init",
