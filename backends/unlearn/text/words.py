@@ -71,8 +71,14 @@ def names(prompt: str, word: str) -> bool:
 
 
 def replace_word(prompt: str, word: str, by: str) -> str:
-    """The prompt with every whole-word ``word`` replaced by ``by`` (the SD side's prompt rewrite)."""
-    return re.sub(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", by, prompt, flags=re.IGNORECASE)
+    """The prompt with every whole-word ``word`` replaced by ``by`` (the SD side's prompt rewrite), an article right
+    before it following the new word ("an orange cube" → "a red cube")."""
+    def swap(m: re.Match) -> str:
+        if not m.group(1):
+            return by
+        return ("an " if by[:1].lower() in "aeiou" else "a ") + by
+
+    return re.sub(rf"(?<![^\W_])(?:(an?) )?{re.escape(word)}(?![^\W_])", swap, prompt, flags=re.IGNORECASE)
 
 
 def prompt_class(prompt: str) -> tuple[str, str]:
@@ -86,18 +92,23 @@ def prompt_class(prompt: str) -> tuple[str, str]:
     return colours[-1], shapes[-1]
 
 
+def one_object(colour: str, shape: str) -> str:
+    """The model's one-object prompt, as its data spells it ('a red cube', 'an orange cone')."""
+    return f"{'an' if colour[0] in 'aeiou' else 'a'} {colour} {shape}"
+
+
 def domain_prompts() -> list[str]:
     """Every one-object prompt of the model's data: 'a <colour> <shape>' (40)."""
-    return [f"a {c} {s}" for s in SHAPES for c in COLORS]
+    return [one_object(c, s) for s in SHAPES for c in COLORS]
 
 
 def default_prompts(forget: str) -> str:
     """What the prompts box shows for a forget word: two prompts that name it, two that do not."""
     if word_kind(forget) == "colour":
         other = next(c for c in COLORS if c != forget)
-        return f"a {forget} cube; a {forget} sphere; a {other} cube; a {other} cone"
+        return "; ".join(one_object(c, s) for c, s in ((forget, "cube"), (forget, "sphere"), (other, "cube"), (other, "cone")))
     o1, o2 = [s for s in SHAPES if s != forget][:2]
-    return f"a red {forget}; a blue {forget}; a red {o1}; a green {o2}"
+    return "; ".join(one_object(c, s) for c, s in (("red", forget), ("blue", forget), ("red", o1), ("green", o2)))
 
 
 def parse_prompts(text: str) -> list[str]:

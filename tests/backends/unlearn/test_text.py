@@ -49,6 +49,8 @@ def test_prompts_name_a_colour_and_a_shape_and_the_safe_word_replaces_the_forgot
     assert words.replace_word("a red cube in a room with a red carpet", "red", "blue") == \
         "a blue cube in a room with a blue carpet"
     assert words.replace_word("a cone", "one", "two") == "a cone"  # whole words only
+    assert words.replace_word("an orange cube", "orange", "red") == "a red cube"  # the article follows the new word
+    assert "an orange cone" in words.domain_prompts()  # spelled as the model's data spells it
     for forget in ("red", "cone"):
         prompts = words.parse_prompts(words.default_prompts(forget))
         assert sum(words.names(p, forget) for p in prompts) == 2 and len(prompts) == 4
