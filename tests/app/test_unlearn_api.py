@@ -82,9 +82,9 @@ def test_salun_distils_through_the_api_and_is_compared_by_its_run_id(client):
 
 
 def test_text_teacher_forgets_a_word_distils_and_compares_by_run_id(client):
-    """The 3D Layout text teacher: a word the model does not know is refused by name; where no network ships the
-    comparison shows the teacher and negative guidance and says so; one Distil step of SFD on 'red → blue' is
-    compared by its run id, one panel per prompt with the detector's readings; a label-teacher run is refused."""
+    """The 3D Layout text teacher: a word the model does not know is refused by name; the shipped SFD generator of
+    'red → blue' is sampled beside the teacher and negative guidance (no ESD ships: said so); one Distil step of SFD
+    is compared by its run id, one panel per prompt with the detector's readings; a label-teacher run is refused."""
     with pytest.raises(AppError, match="'crimson'"):
         client.predict(forget="crimson", safe="blue", teacher="text", per_class=2, teacher_steps=2,
                        api_name="/unlearn_sample_shipped")
@@ -94,8 +94,8 @@ def test_text_teacher_forgets_a_word_distils_and_compares_by_run_id(client):
     status, gallery, _, summary, _ = client.predict(
         forget="red", safe="blue", teacher="text", prompts="a red cube; a blue sphere", per_class=2, teacher_steps=2,
         api_name="/unlearn_sample_shipped")
-    assert summary["teacher"] == "text" and summary["methods"] == ["teacher", "negative_guidance"]
-    assert "sfd" in summary["skipped"] and "Not shown: sfd" in status
+    assert summary["teacher"] == "text" and summary["methods"] == ["teacher", "sfd", "negative_guidance"]
+    assert "esd" in summary["skipped"] and "Not shown: esd" in status
     assert len(gallery) == 2 and "forgotten word" in gallery[0]["caption"]
     status, _, _, run_id, sfd, _, _, summary, files = client.predict(
         forget="red", safe="blue", teacher="text", method="sfd", iterations=1, batch=2, preview_every=1,
