@@ -57,7 +57,7 @@ SPECS = [
         id="unlearn-text-sfd-red-to-blue", capability="unlearn", kind="sfd-generator", source="embedded",
         location="unlearn-text-sfd-red-to-blue", files=("config.json", "diffusion_pytorch_model.safetensors"),
         sha256={
-            "config.json": "b7449456b1f185f0c2ea7b5f98b68084b596c97b47f3cc53bbcee2d644a730e9",
+            "config.json": "0191b5d0d65154681c439ee99e61e59ce8b123bda6f59cbaba7181aea233be9a",
             "diffusion_pytorch_model.safetensors": "53ca5ae02c7788c0ecd711eba5465a898ce368e06849f21610a98a5defcf0f7e",
         },
         license="Apache-2.0 (trained by this project)", size_mb=11.73,

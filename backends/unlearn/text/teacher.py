@@ -63,6 +63,7 @@ class TextEps(nn.Module):
         folder = Path(folder)
         self.unet.save_pretrained(folder, safe_serialization=True)
         cfg = json.loads((folder / "config.json").read_text())
+        cfg.pop("_name_or_path", None)  # where the teacher was loaded from: a folder of this machine
         (folder / "config.json").write_text(json.dumps({**cfg, **(extra or {})}, indent=2))
 
     @classmethod

@@ -80,6 +80,7 @@ def test_every_text_loss_runs_and_moves_the_unet(tiny_text_teacher, tmp_path, me
     assert all(torch.equal(teacher.eps.unet.state_dict()[k], v) for k, v in before.items())  # the teacher is frozen
     cfg = json.loads((tmp_path / NETWORK / "config.json").read_text())
     assert (cfg["method"], cfg["teacher_kind"], cfg["teacher"], cfg["forget"]) == (method, "text", teacher.fingerprint, "red")
+    assert "_name_or_path" not in cfg  # no folder of this machine in a network that may ship
 
 
 def test_text_sfd_resumes_to_what_an_uninterrupted_run_gives(tiny_text_teacher, tmp_path):
