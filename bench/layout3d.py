@@ -58,11 +58,11 @@ from PIL import Image
 from backends.common.errors import InputError
 from backends.common.imagemetrics import psnr, ssim
 from backends.layout3d.data import FLOOR_X, FLOOR_Y, SIZE_RANGE
-from backends.layout3d.detector import bbox, class_of, detect
 from backends.layout3d.layout import Layout, box_on_floor
 from backends.layout3d.pipeline import to_uint8
 from backends.layout3d.service import load_pipeline
 from backends.layout3d.stages import SceneSession, StageSettings
+from backends.synth.detector import bbox, class_of, detect
 from backends.synth.scene import COLORS, ROOMS, SHAPE_ASPECT, SHAPES
 from bench.report import markdown_table, write_results
 

@@ -20,8 +20,8 @@ import torch.nn.functional as F
 
 from backends.common.seeding import seed_everything
 from backends.layout3d.data import SPLITS, cached_split, random_object, sample_scene
-from backends.layout3d.detector import CLASSES, bbox, build_detector, crop
 from backends.synth import Scene, render
+from backends.synth.detector import CLASSES, bbox, build_detector, crop
 
 ROOT = Path(__file__).resolve().parents[1]
 

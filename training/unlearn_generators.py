@@ -3,9 +3,11 @@ one-step generator, the ESD-style and the SalUn fine-tuned models, on the same w
 side), through the tab's own Distil code (``backends/unlearn/distil.py``).
 
     python -m training.unlearn_generators --method sfd --forget cube --safe sphere [--minutes 20]
+    python -m training.unlearn_generators --text --method sfd --forget red --safe blue --minutes 18 --lr 1e-5 \
+        --batch 4 --alpha 1 --t-init 625 --forget-coef 1          # the 3D Layout text teacher (SD-side settings)
 
 The run folder keeps the checkpoint (``--resume`` continues it); the network is copied to
-``assets/unlearn-<method>-<forget>-to-<safe>/`` with its loss curves.
+``assets/unlearn-<method>-<forget>-to-<safe>/`` (text teacher: ``assets/unlearn-text-<method>-…``) with its loss curves.
 """
 
 from __future__ import annotations
@@ -44,15 +46,29 @@ def main(argv=None) -> None:
     p.add_argument("--teacher", type=Path, default=ROOT / "assets" / "unlearn-teacher")
     p.add_argument("--run-dir", type=Path, default=None)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--text", action="store_true", help="the 3D Layout text teacher (assets/layout3d-embedded)")
+    p.add_argument("--alpha", type=float, default=None, help="SiD's α (default: the request's)")
+    p.add_argument("--t-init", type=int, default=None, help="the generator's t_init (default: the request's)")
+    p.add_argument("--forget-coef", type=float, default=None, help="the forgetting losses' weight (default: the request's)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     name = asset_name(args.method, args.forget, args.safe)
+    name = name.replace("unlearn-", "unlearn-text-", 1) if args.text else name
     run_dir = args.run_dir or ROOT / "training" / "runs" / name
     out = args.out or ROOT / "assets" / name
-    teacher, fp = load_teacher(args.teacher)
+    if args.text:
+        from backends.unlearn.text.teacher import TextTeacher
+
+        teacher = TextTeacher.load(ROOT / "assets" / "layout3d-embedded")
+        fp = teacher.fingerprint
+    else:
+        teacher, fp = load_teacher(args.teacher)
+    given = {k: v for k, v in (("alpha", args.alpha), ("t_init", args.t_init), ("forget_coef", args.forget_coef))
+             if v is not None}
     request = DistilRequest(out_dir=run_dir, method=args.method, forget=args.forget, safe=args.safe,
-                            iterations=50_000, batch=args.batch, lr=args.lr, preview_every=25, checkpoint_every=25,
-                            resume=args.resume and (run_dir / "state.pt").exists())
+                            teacher="text" if args.text else "shapes", iterations=50_000, batch=args.batch, lr=args.lr,
+                            preview_every=25, checkpoint_every=25, resume=args.resume and (run_dir / "state.pt").exists(),
+                            **given)
     cancel = CancelToken()
     timer = threading.Timer(args.minutes * 60, cancel.cancel, kwargs={"reason": "budget reached"})
     timer.start()

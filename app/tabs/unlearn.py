@@ -1,6 +1,7 @@
-"""Unlearning tab (Score Forgetting Distillation): make the label-conditional teacher forget a shape — distil SFD's
-one-step generator or fine-tune the ESD or SalUn baseline, or load the shipped ones — and compare them side by side
-with the teacher and sampling-time negative guidance, each image read by the shape classifier."""
+"""Unlearning tab (Score Forgetting Distillation): make a teacher forget — the label-conditional teacher a shape, or
+3D Layout's text-to-image model a word (a colour or a shape) — distil SFD's one-step generator or fine-tune the ESD or
+SalUn baseline, or load the shipped ones, and compare them side by side with the teacher and sampling-time negative
+guidance, each image read by the shape classifier (text teacher: by 3D Layout's detector, on the box's crop)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from app.components.params import control
 from app.tabs import TabSpec
 from backends.common.errors import InputError
 from backends.unlearn.actions import DISTIL, EVALUATE, SAMPLE
-from backends.unlearn.requests import NAMES, SHIPPED, DistilRequest, EvaluateRequest, is_run_id
+from backends.unlearn.requests import NAMES, SHIPPED, DistilRequest, EvaluateRequest, check_choice, is_run_id
+from backends.unlearn.text import words
 
 INTRO = ("**Score Forgetting Distillation** (SFD, ICLR 2025): a diffusion model is made to *forget* a class by "
          "aligning the forget class's score with a safe class's, inside a data-free score-identity distillation "
@@ -24,9 +26,15 @@ INTRO = ("**Score Forgetting Distillation** (SFD, ICLR 2025): a diffusion model 
          "sampling time.\n\n"
          "The shipped teacher (17k steps on one CPU thread) draws the five shapes; the classifier reads 0.92 of its "
          "samples right. The shipped SFD, ESD and SalUn networks had one 20-minute CPU budget each (SFD: ~370 "
-         "iterations, the paper 50,000), so SFD forgets only partly here; see docs/unlearn.md for the measurements.")
-MODELS_LINE = ("Teacher `unlearn-teacher` (label-conditional DDPM, ε-prediction, sampled with DDIM) · classifier "
-               "`counterfactual-classifier` · device: CPU")
+         "iterations, the paper 50,000), so SFD forgets only partly here; see docs/unlearn.md for the measurements.\n\n"
+         "**Teacher: text** makes 3D Layout's embedded text-to-image model forget a *word* — a colour (red → blue) "
+         "or a shape (cone → cylinder) — one box's depth staying the condition; the prompts you give show what comes "
+         "out instead, and 3D Layout's detector reads each image's box. One SFD generator ships for it (red → blue, "
+         "386 iterations in 18 CPU-minutes); for other words Distil one and give its run id.")
+MODELS_LINE = ("Teachers: `unlearn-teacher` (label-conditional DDPM, ε-prediction, sampled with DDIM) · `layout3d-embedded` "
+               "(text-to-image, SD's schedule, guided DDIM) · readers: `counterfactual-classifier` (shapes), "
+               "`layout3d-detector` (text) · device: CPU")
+TEXT_DEFAULT = words.DEFAULT_TEXT_CHOICES[0]
 
 
 def build(demo: gr.Blocks) -> None:
@@ -34,9 +42,14 @@ def build(demo: gr.Blocks) -> None:
     gr.Markdown(INTRO)
     gr.Markdown(MODELS_LINE, elem_id="ul-models")
     with gr.Row():
+        ui.teacher = control(EvaluateRequest, "teacher", widget="radio", elem_id="ul-teacher")
         ui.forget = control(DistilRequest, "forget", elem_id="ul-forget")
         ui.safe = control(DistilRequest, "safe", elem_id="ul-safe")
+    ui.word_check = gr.Markdown(elem_id="ul-word-check")
     with gr.Tab("Compare"):
+        with gr.Row():
+            ui.prompts = control(EvaluateRequest, "prompts", elem_id="ul-prompts", lines=2)
+            ui.cfg = control(EvaluateRequest, "guidance_scale", elem_id="ul-cfg")
         with gr.Row():
             ui.sfd_gen = control(EvaluateRequest, "sfd_generator", elem_id="ul-sfd-gen")
             ui.esd_model = control(EvaluateRequest, "esd_model", elem_id="ul-esd-model")
@@ -78,13 +91,13 @@ def build(demo: gr.Blocks) -> None:
             ui.resume = gr.Button("Resume", elem_id="ul-resume")
             ui.stop = gr.Button("Stop", variant="stop", elem_id="ul-stop")
         with gr.Row():
-            ui.preview = gr.Image(label="Preview: one row per class (same noise every time)", type="numpy",
+            ui.preview = gr.Image(label="Preview: one row per class (text teacher: per prompt), the same noise every time", type="numpy",
                                   height=260, interactive=False, elem_id="ul-preview")
             ui.curves = gr.Plot(label="Loss curves", elem_id="ul-curves")
     ui.status = gr.Markdown(elem_id="ul-status")
-    ui.gallery = gr.Gallery(label="Per class: Teacher (DDIM) · SFD (one step) · ESD · SalUn · negative guidance — the "
-                                  "classifier's reading and confidence under each image (red: forgotten class still "
-                                  "made, or another class misread)",
+    ui.gallery = gr.Gallery(label="Per class (text teacher: per prompt): Teacher (DDIM) · SFD (one step) · ESD · SalUn · "
+                                  "negative guidance — the classifier's (detector's) reading and confidence under each "
+                                  "image (red: forgotten class or word still made, or another misread)",
                             columns=3, height=520, format="png", object_fit="contain", elem_id="ul-gallery")
     ui.table = gr.Dataframe(headers=["method", "forget rate", "other classes' accuracy", "Fréchet distance",
                                      "seconds / image"], label="Measured on these samples", interactive=False,
@@ -100,7 +113,26 @@ def _seed(value) -> int:
     return 0 if value is None else int(value)
 
 
-def compare_request(forget, safe, sfd_generator, esd_model, salun_model, per_class, teacher_steps, eta, seed):
+def word_check(teacher, forget, safe, prompts) -> str:
+    """What is wrong with the forget choice and the prompts, said while they are typed (empty: nothing): a word the
+    text teacher does not know is named, as are a colour mapped onto a shape and a word mapped onto itself."""
+    try:
+        check_choice(teacher, (forget or "").strip().lower(), (safe or "").strip().lower())
+        if teacher == "text":
+            words.parse_prompts(prompts)
+    except InputError as e:
+        return f"⚠️ {e}"
+    return ""
+
+
+def teacher_changed(teacher):
+    """The teacher's default forget choice (and, for text, prompts that name the word and some that do not)."""
+    forget, safe = TEXT_DEFAULT if teacher == "text" else ("cube", "sphere")
+    return forget, safe, words.default_prompts(forget) if teacher == "text" else ""
+
+
+def compare_request(forget, safe, sfd_generator, esd_model, salun_model, per_class, teacher_steps, eta, seed,
+                    teacher="shapes", prompts="", guidance_scale=5.0):
     """Args:
         sfd_generator: 'shipped', 'none' or the id of an SFD Distil run.
         esd_model: 'shipped', 'none' or the id of an ESD Distil run.
@@ -109,18 +141,23 @@ def compare_request(forget, safe, sfd_generator, esd_model, salun_model, per_cla
     for given in (sfd_generator, esd_model, salun_model):  # the page names runs by id; a path on the server is not its to give
         if (given or "").strip().lower() not in ("", SHIPPED, "none") and not is_run_id(given):
             raise InputError(f"{given[:60]!r}: give 'shipped', 'none' or the id of a Distil run.")
-    return EvaluateRequest(forget=forget, safe=safe, sfd_generator=sfd_generator or SHIPPED, esd_model=esd_model or SHIPPED,
-                           salun_model=salun_model or SHIPPED, per_class=per_class, teacher_steps=teacher_steps, eta=eta, seed=_seed(seed))
+    return EvaluateRequest(forget=(forget or "").strip().lower(), safe=(safe or "").strip().lower(),
+                           sfd_generator=sfd_generator or SHIPPED, esd_model=esd_model or SHIPPED,
+                           salun_model=salun_model or SHIPPED, per_class=per_class, teacher_steps=teacher_steps, eta=eta,
+                           seed=_seed(seed), teacher=teacher or "shapes", prompts=prompts or "",
+                           guidance_scale=5.0 if guidance_scale is None else guidance_scale)
 
 
-def shipped_request(forget, safe, per_class, teacher_steps, eta, seed):
-    """The shipped SFD generator, ESD and SalUn models for the chosen pair, sampled beside the teacher."""
-    return compare_request(forget, safe, SHIPPED, SHIPPED, SHIPPED, per_class, teacher_steps, eta, seed)
+def shipped_request(forget, safe, per_class, teacher_steps, eta, seed, teacher="shapes", prompts="", guidance_scale=5.0):
+    """The shipped SFD generator, ESD and SalUn models for the chosen pair, sampled beside the teacher (where none ships
+    for the text teacher, the comparison says so and shows the teacher and negative guidance)."""
+    return compare_request(forget, safe, SHIPPED, SHIPPED, SHIPPED, per_class, teacher_steps, eta, seed, teacher, prompts,
+                           guidance_scale)
 
 
 def _distil_request(resume: bool):
     def to_request(forget, safe, method, iterations, batch, lr, alpha, t_init, forget_coef, eta, saliency_fraction,
-                   retain_coef, replay_steps, preview_every, checkpoint_every, seed, run_dir):
+                   retain_coef, replay_steps, preview_every, checkpoint_every, seed, run_dir, teacher="shapes"):
         """Args:
             run_dir: The run id (empty: a new run; Resume: the stopped run's id).
         """
@@ -133,7 +170,8 @@ def _distil_request(resume: bool):
             folder = run_folder(run_dir)
         else:
             folder = new_run("unlearn")[1]
-        return DistilRequest(out_dir=folder, method=method, forget=forget, safe=safe, iterations=iterations,
+        return DistilRequest(out_dir=folder, method=method, forget=(forget or "").strip().lower(),
+                             safe=(safe or "").strip().lower(), teacher=teacher or "shapes", iterations=iterations,
                              batch=batch, lr=lr, alpha=alpha, t_init=t_init, forget_coef=forget_coef, eta=eta,
                              saliency_fraction=saliency_fraction, retain_coef=retain_coef, replay_steps=replay_steps,
                              preview_every=preview_every, checkpoint_every=checkpoint_every, resume=resume,
@@ -143,12 +181,14 @@ def _distil_request(resume: bool):
 
 
 def show_comparison(request, result, paths):
-    from backends.unlearn.outputs import class_panels, metrics_rows
+    from backends.unlearn.outputs import metrics_rows, panels
 
     rows = metrics_rows(result)
-    text = (f"Forgetting **{result.forget}** (mapped to {result.safe}): {len(result.labels)} images per method, "
+    n = len(result.prompts) if request.teacher == "text" else len(result.labels)
+    where = " on the 3D Layout text teacher (the detector reads each box)" if request.teacher == "text" else ""
+    text = (f"Forgetting **{result.forget}** (mapped to {result.safe}){where}: {n} images per method, "
             f"{', '.join(result.methods)}." + "".join(f" Not shown: {m} ({why})." for m, why in result.skipped.items()))
-    return text, class_panels(result), rows, result.to_json(), [str(p) for p in paths.values()]
+    return text, panels(result), rows, result.to_json(), [str(p) for p in paths.values()]
 
 
 def show_distil(request, result, paths):
@@ -166,7 +206,7 @@ def show_distil(request, result, paths):
 def _enlarge(img):
     from backends.common.imageio import upscale
 
-    return upscale(img, 3)
+    return upscale(img, 3 if img.shape[0] <= 160 else 2)  # the shapes' 32×32 rows ×3, the text teacher's 64×64 ×2
 
 
 def distil_preview(item):
@@ -182,17 +222,26 @@ def distil_stopped(request):
 
 
 def _wire(ui: SimpleNamespace) -> None:
+    checked = [ui.teacher, ui.forget, ui.safe, ui.prompts]
+    for box in checked:
+        box.change(word_check, inputs=checked, outputs=ui.word_check, api_name=False, show_progress="hidden",
+                   queue=False)
+    ui.teacher.change(teacher_changed, inputs=ui.teacher, outputs=[ui.forget, ui.safe, ui.prompts], api_name=False,
+                      queue=False)
     compare_out = [ui.status, ui.gallery, ui.table, ui.summary, ui.files]
     common = [ui.per_class, ui.steps, ui.eta, ui.seed]
+    text_in = [ui.teacher, ui.prompts, ui.cfg]
     bind_action(SAMPLE, trigger=ui.load.click, stop=ui.stop_eval, stop_api_name="unlearn_stop_compare",
-                status=ui.status, inputs=[ui.forget, ui.safe, *common], outputs=compare_out,
+                status=ui.status, inputs=[ui.forget, ui.safe, *common, *text_in], outputs=compare_out,
                 to_request=shipped_request, show=show_comparison, running="Sampling with every method…",
                 api_name="unlearn_sample_shipped")
     bind_action(EVALUATE, trigger=ui.evaluate.click, status=ui.status,
-                inputs=[ui.forget, ui.safe, ui.sfd_gen, ui.esd_model, ui.salun_model, *common], outputs=compare_out,
-                to_request=compare_request, show=show_comparison, running="Sampling and measuring every method…")
+                inputs=[ui.forget, ui.safe, ui.sfd_gen, ui.esd_model, ui.salun_model, *common, *text_in],
+                outputs=compare_out, to_request=compare_request, show=show_comparison,
+                running="Sampling and measuring every method…")
     distil_in = [ui.forget, ui.safe, ui.method, ui.iterations, ui.batch, ui.lr, ui.alpha, ui.t_init, ui.coef,
-                 ui.d_eta, ui.saliency, ui.retain, ui.replay, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir]
+                 ui.d_eta, ui.saliency, ui.retain, ui.replay, ui.preview_every, ui.checkpoint_every, ui.d_seed, ui.run_dir,
+                 ui.teacher]
     distil_out = [ui.status, ui.preview, ui.curves, ui.run_dir, ui.sfd_gen, ui.esd_model, ui.salun_model, ui.summary,
                   ui.files]
     bind_action(DISTIL, trigger=ui.distil.click, stop=ui.stop, status=ui.status, preview=[ui.preview, ui.curves],

@@ -1,5 +1,7 @@
 """What the embedded 3D Layout and Text in Image models share: a tiny CLIP text encoder behind a
-word-level tokenizer, and Stable Diffusion's noise schedule.
+word-level tokenizer, and Stable Diffusion's noise schedule; and what every user of the 3D Layout model
+(3D Layout, Unlearning's text-conditioned teacher) needs to call its UNet: prompt embeddings and the box depth
+as the UNet's extra channels.
 
 Both are ordinary transformers/diffusers classes at tiny sizes; the capabilities differ in their
 vocabularies, tokenizer splitting, VAE and UNet (their own ``networks.py``), not in these. Torch and the
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 VOCAB_SPECIAL = ("[PAD]", "[UNK]", "[BOS]", "[EOS]")  # ids 0-3, the ids the text encoder's config names
 MAX_TOKENS = 32
+DEPTH_UNSHUFFLE = 4  # the 3D Layout UNet: 64×64 box depth → 16 extra input channels at 16×16
 
 TEXT_CONFIG = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                    max_position_embeddings=MAX_TOKENS, projection_dim=64)
@@ -53,3 +56,18 @@ def build_scheduler(kind: str = "ddim"):
     if kind == "ddpm":
         return DDPMScheduler(**{k: v for k, v in SCHEDULER_CONFIG.items() if k != "set_alpha_to_one"})
     raise ValueError(f"unknown scheduler kind {kind!r} (ddim or ddpm)")
+
+
+def encode_prompts(tokenizer, text_encoder, prompts: list[str]):
+    """B×L×D hidden states of ``prompts`` (padded to the tokenizer's ``model_max_length``)."""
+    ids = tokenizer(prompts, padding="max_length", max_length=tokenizer.model_max_length, truncation=True,
+                    return_tensors="pt").input_ids
+    return text_encoder(ids.to(text_encoder.device))[0]
+
+
+def depth_channels(depth, factor: int = DEPTH_UNSHUFFLE):
+    """B×1×H×W depth in [0, 1] → B×factor²×H/f×W/f, centred at 0 (what the 3D Layout UNet's extra channels take:
+    pixel-unshuffle, so no depth detail is lost)."""
+    import torch.nn.functional as F
+
+    return F.pixel_unshuffle(depth * 2 - 1, factor)

@@ -14,14 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from backends.synth import Camera, Scene, render
-from backends.synth.scene import COLORS, ROOMS, SHAPE_ASPECT, SHAPES, Primitive
+from backends.synth import Scene, render
+from backends.synth.layout_scenes import (  # noqa: F401 (the world's scenes, shared with Unlearning)
+    CAMERA,
+    FLOOR_X,
+    FLOOR_Y,
+    IMAGE_SIZE,
+    SIZE_RANGE,
+    box_depth,
+    random_layout_scene,
+    random_object,
+)
 
-IMAGE_SIZE = 64
-CAMERA = Camera(IMAGE_SIZE, IMAGE_SIZE, fov_deg=50.0, position=(0.0, -2.6, 1.55), look_at=(0.0, 1.0, 0.3))
-FLOOR_X = (-1.25, 1.25)
-FLOOR_Y = (0.2, 2.0)
-SIZE_RANGE = (0.55, 1.0)
 PROMPT_KINDS = ("scene", "object", "layout")
 PROMPT_KIND_P = (0.2, 0.45, 0.35)
 
@@ -32,32 +36,6 @@ class Sample:
     depth: np.ndarray  # H×W float32 in [0, 1], near = bright, boxes + room
     prompt: str
     kind: str
-
-
-def random_object(rng: np.random.Generator) -> Primitive:
-    shape = SHAPES[rng.integers(len(SHAPES))]
-    s = rng.uniform(*SIZE_RANGE)
-    a = SHAPE_ASPECT[shape]
-    size = (s * a[0], s * a[1], s * a[2])
-    center = (rng.uniform(*FLOOR_X), rng.uniform(*FLOOR_Y), size[2] / 2)
-    return Primitive(shape, list(COLORS)[rng.integers(len(COLORS))], center, size, float(rng.uniform(0, 90)))
-
-
-def random_layout_scene(rng: np.random.Generator, n_objects: int) -> Scene:
-    placed: list[Primitive] = []
-    for _ in range(400):
-        if len(placed) == n_objects:
-            break
-        cand = random_object(rng)
-        if all(np.hypot(cand.center[0] - o.center[0], cand.center[1] - o.center[1])
-               > cand.footprint_radius() + o.footprint_radius() + 0.05 for o in placed):
-            placed.append(cand)
-    return Scene(ROOMS[rng.integers(len(ROOMS))], tuple(placed), CAMERA)
-
-
-def box_depth(scene: Scene, camera: Camera | None = None) -> np.ndarray:
-    """Near-bright depth of the room plus every object's 3D box."""
-    return render(scene, camera, as_boxes=True, shadows=False).near_bright_depth()
 
 
 def sample_scene(seed: int) -> tuple[Scene, str, np.random.Generator]:

@@ -16,11 +16,10 @@ import numpy as np
 from backends.common import jsontext
 from backends.common.errors import InputError
 from backends.synth import Camera, Scene, render
+from backends.synth.boxdepth import layout_depth, near_bright
+from backends.synth.layout_scenes import CAMERA
 from backends.synth.render import WALL_Y
 from backends.synth.scene import ROOMS, Primitive
-
-from .boxdepth import layout_depth, near_bright
-from .data import CAMERA
 
 MAX_BOXES = 5
 ROOM_X = (-2.0, 2.0)
@@ -166,7 +165,7 @@ def free_floor_spot(layout: Layout, size: tuple[float, float, float] = NEW_BOX_S
     the middle of the floor the model was trained on; when none is clear, the one that overlaps
     least on the floor (largest signed clearance). Deterministic.
     """
-    from .data import FLOOR_X, FLOOR_Y
+    from backends.synth.layout_scenes import FLOOR_X, FLOOR_Y
 
     hw, hd = size[0] / 2, size[1] / 2
     cx, cy = (c.ravel() for c in np.meshgrid(_centres(ROOM_X, hw, step), _centres(ROOM_Y, hd, step)))

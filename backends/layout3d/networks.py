@@ -12,22 +12,20 @@
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-
 from backends.common.tinysd import (
+    DEPTH_UNSHUFFLE,
     MAX_TOKENS,
     SCHEDULER_CONFIG,
     TEXT_CONFIG,
     VOCAB_SPECIAL,
     build_text_encoder,
+    depth_channels,
+    encode_prompts,
 )
 
 __all__ = ["DEPTH_UNSHUFFLE", "MAX_TOKENS", "SCHEDULER_CONFIG", "TEXT_CONFIG", "UNET_CONFIG", "VAE_CONFIG", "VOCAB_SPECIAL",
            "build_text_encoder", "build_tokenizer", "build_unet", "build_vae", "depth_channels", "domain_vocabulary",
            "encode_prompts", "split_words"]
-
-DEPTH_UNSHUFFLE = 4  # 64×64 depth → 16 channels at 16×16
 
 VAE_CONFIG = dict(
     in_channels=3, out_channels=3, latent_channels=4, sample_size=64, layers_per_block=1,
@@ -77,14 +75,3 @@ def build_unet(**overrides):
     from diffusers import UNet2DConditionModel
 
     return UNet2DConditionModel(**{**UNET_CONFIG, **overrides})
-
-
-def encode_prompts(tokenizer, text_encoder, prompts: list[str]) -> torch.Tensor:
-    ids = tokenizer(prompts, padding="max_length", max_length=tokenizer.model_max_length, truncation=True,
-                    return_tensors="pt").input_ids
-    return text_encoder(ids.to(text_encoder.device))[0]
-
-
-def depth_channels(depth: torch.Tensor, factor: int = DEPTH_UNSHUFFLE) -> torch.Tensor:
-    """B×1×H×W depth in [0, 1] → B×factor²×H/f×W/f, centred at 0 (what the UNet's extra channels take)."""
-    return F.pixel_unshuffle(depth * 2 - 1, factor)

@@ -33,9 +33,9 @@ from diffusers.utils import BaseOutput
 
 from backends.common.noise import initial_latents
 from backends.common.pipeline_state import DenoisingLoopState
+from backends.common.tinysd import depth_channels, encode_prompts
 
 from .attention import AttentionController, DSAConfig, install
-from .networks import depth_channels, encode_prompts
 
 MODES = ("dsa", "mutual", "blend")
 

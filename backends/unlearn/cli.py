@@ -5,6 +5,8 @@
     iclr25-studio unlearn distil --out run/ --resume                                           # continue a stopped run
     iclr25-studio unlearn sample --forget cube --safe sphere --out grids/                      # shipped generators
     iclr25-studio unlearn evaluate --sfd-generator run/ --per-class 50 --out eval/             # metrics.json
+    iclr25-studio unlearn distil --teacher text --forget red --safe blue --iterations 50 --out t/  # forget a word
+    iclr25-studio unlearn sample --teacher text --forget red --safe blue --sfd-generator t/ --prompts "a red cube; a blue sphere" --out g/
 
 Each runs the tab's action (``actions.py``): distil writes the checkpoint (state.pt), the trained network
 (safetensors + config.json, loadable with --sfd-generator / --esd-model / --salun-model), losses.json and preview.png; sample and
@@ -21,8 +23,8 @@ from backends.common.params import add_request_arguments, values_from_args
 
 from .requests import DistilRequest, EvaluateRequest
 
-HELP = ("Unlearning (SFD): distil a model that forgets a shape, sample and evaluate it beside ESD, SalUn and negative "
-        "guidance")
+HELP = ("Unlearning (SFD): distil a model that forgets a shape (or, on the 3D Layout text teacher, a word), sample and "
+        "evaluate it beside ESD, SalUn and negative guidance")
 COMMANDS = {"distil": (DistilRequest, "train SFD's one-step generator (or the ESD / SalUn baseline) that forgets a class"),
             "sample": (EvaluateRequest, "the side-by-side grids of every method with the classifier's readings"),
             "evaluate": (EvaluateRequest, "forget rate, other-class accuracy, Fréchet distance, seconds per image")}

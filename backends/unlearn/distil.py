@@ -1,5 +1,5 @@
-"""Distil: train SFD's one-step generator (or the ESD or SalUn baseline) from the teacher, as a long, stoppable, resumable
-run. Every ``preview_every`` steps it yields the loss curves and a grid (one row per class, same noise); every
+"""Distil: train SFD's one-step generator (or the ESD or SalUn baseline) from the teacher — the label-conditional one of
+the shapes, or the text-conditioned 3D Layout model (``text/``) — as a long, stoppable, resumable run. Every ``preview_every`` steps it yields the loss curves and a grid (one row per class, same noise); every
 ``checkpoint_every`` steps and on Stop it saves its whole state (``state.pt``) in the output folder, so a stopped
 run continues with ``resume`` and, with the same seed, gives what an uninterrupted run would have.
 """
@@ -48,6 +48,8 @@ class DistilResult:
 
 
 def make_trainer(request: DistilRequest, teacher):
+    if request.teacher == "text":
+        return _text_trainer(request, teacher)
     f, s = check_pair(request.forget, request.safe)
     if request.method == "sfd":
         cfg = SFDSettings(alpha=request.alpha, t_init=request.t_init, lr_g=request.lr, lr_psi=request.lr,
@@ -62,6 +64,26 @@ def make_trainer(request: DistilRequest, teacher):
     raise InputError(f"unknown method {request.method!r} (sfd, esd or salun)")
 
 
+PSI_LR_RATIO = 3.0  # text teacher: ψ learns 3× faster than G, as the SD side's 3e-6 / 1e-6 (run_sfd.sh)
+
+
+def _text_trainer(request: DistilRequest, teacher):
+    """SFD or ESD on the text teacher (the same request fields; SFD's t range and ψ's rate are the SD side's)."""
+    from .text.trainers import TextESDTrainer, TextSettings, TextSFDTrainer, text_sfd_settings
+    from .text.words import check_word_pair
+
+    f, s = check_word_pair(request.forget, request.safe)
+    if request.method == "sfd":
+        cfg = text_sfd_settings(alpha=request.alpha, t_init=request.t_init, lr_g=request.lr, lr_psi=PSI_LR_RATIO * request.lr,
+                                g_forget_coef=request.forget_coef, sg_forget_coef=request.forget_coef,
+                                batch=request.batch)
+        return TextSFDTrainer(teacher, f, s, cfg, TextSettings(), seed=request.seed)
+    if request.method == "esd":
+        return TextESDTrainer(teacher, f, s, ESDSettings(eta=request.eta, lr=request.lr, batch=request.batch),
+                              TextSettings(), seed=request.seed)
+    raise InputError(f"{request.method!r} is built for the shapes teacher only; on the text teacher: sfd or esd.")
+
+
 def grid(images: np.ndarray, rows: int) -> np.ndarray:
     """uint8 N×H×W×3 → one image, ``rows`` rows (row-major)."""
     n, h, w, c = images.shape
@@ -71,7 +93,10 @@ def grid(images: np.ndarray, rows: int) -> np.ndarray:
 
 @torch.no_grad()
 def preview(trainer, teacher, t_init: int) -> np.ndarray:
-    """A grid: one row per class, the same noise in every preview (so rows change only as the network does)."""
+    """A grid: one row per class (text teacher: per preview prompt), the same noise in every preview (so rows change
+    only as the network does)."""
+    if getattr(teacher, "kind", "shapes") == "text":
+        return _text_preview(trainer, teacher, t_init)
     from .sampling import Samplers, draw
 
     k = PREVIEW_PER_CLASS
@@ -86,8 +111,25 @@ def preview(trainer, teacher, t_init: int) -> np.ndarray:
     return grid(imgs, len(CLASSES))
 
 
+def _text_preview(trainer, teacher, t_init: int) -> np.ndarray:
+    from .text.conditions import boxes_for
+    from .text.sampling import TextSamplers, draw_text, latent_noise
+    from .text.words import default_prompts, parse_prompts
+
+    if getattr(trainer, "_preview", None) is None:  # the same boxes and noise in every preview
+        prompts = [p for p in parse_prompts(default_prompts(trainer.forget)) for _ in range(PREVIEW_PER_CLASS)]
+        boxes = boxes_for(prompts, 1234)
+        trainer._preview = (teacher.cond(prompts, teacher.depth(boxes.depth)), latent_noise(teacher, len(prompts), 1234),
+                            len(prompts) // PREVIEW_PER_CLASS)
+    cond, z, rows = trainer._preview
+    s = TextSamplers(teacher, trainer.forget, t_init=t_init, teacher_steps=10, **{trainer.method: trainer.model})
+    imgs, _ = draw_text(s, trainer.method, cond, z)
+    return grid(imgs, rows)
+
+
 def save_network(trainer, folder: Path, request: DistilRequest, teacher_fp: str, seconds: float) -> None:
-    extra = dict(method=trainer.method, teacher=teacher_fp, forget=request.forget, safe=request.safe,
+    extra = dict(method=trainer.method, teacher=teacher_fp, teacher_kind=request.teacher, forget=request.forget,
+                 safe=request.safe,
                  t_init=request.t_init, steps=trainer.step_count, train_seconds=round(seconds, 1),
                  settings={k: v for k, v in _config_of(request).items() if k not in ("method", "forget", "safe")})
     if getattr(trainer, "mask", None) is not None:  # SalUn: the share of weights its saliency mask lets move
@@ -102,6 +144,7 @@ def _config_of(request: DistilRequest) -> dict:
     """The settings a checkpoint must be resumed with (SalUn's own only for SalUn: older SFD / ESD runs still resume)."""
     keys = ("method", "forget", "safe", "batch", "lr", "alpha", "t_init", "forget_coef", "eta", "seed")
     keys += SALUN_KEYS if request.method == "salun" else ()
+    keys += ("teacher",) if request.teacher != "shapes" else ()  # older (shapes) runs still resume
     return {k: getattr(request, k) for k in keys}
 
 

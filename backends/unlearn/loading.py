@@ -40,9 +40,13 @@ def load_classifier(folder: str | Path | None = None):
     return SmallClassifier.load(Path(folder) if folder is not None else model_folder(CLASSIFIER_ID))
 
 
+TEXT_WEIGHTS = "diffusion_pytorch_model.safetensors"  # a text-teacher network: a diffusers UNet folder
+TEACHER_KINDS = {"shapes": "the label-conditional teacher of the shapes", "text": "the 3D Layout text-to-image teacher"}
+
+
 def generator_info(folder: str | Path) -> dict:
     path = Path(folder) / "config.json"
-    if not path.exists() or not (Path(folder) / WEIGHTS).exists():
+    if not path.exists() or not any((Path(folder) / w).exists() for w in (WEIGHTS, TEXT_WEIGHTS)):
         raise InputError(f"{folder} is not a generator folder (config.json + {WEIGHTS}).")
     cfg = json.loads(path.read_text())
     if cfg.get("method") not in ("sfd", "esd", "salun"):
@@ -50,13 +54,22 @@ def generator_info(folder: str | Path) -> dict:
     return cfg
 
 
+def check_teacher(cfg: dict, kind: str, teacher_fingerprint: str) -> None:
+    """Refuse a network distilled from another kind of teacher, or from other weights of this one."""
+    made = cfg.get("teacher_kind", "shapes")  # networks made before the text teacher were all of the shapes
+    if made != kind:
+        raise InputError(f"That network was distilled from {TEACHER_KINDS.get(made, made)}, not from "
+                         f"{TEACHER_KINDS[kind]}: choose that teacher to compare it.")
+    if cfg.get("teacher") != teacher_fingerprint:
+        raise InputError(f"That checkpoint was distilled from another teacher (weights {cfg.get('teacher')}), not from "
+                         f"the loaded one ({teacher_fingerprint}): its samples would not be comparable.")
+
+
 def load_generator(folder: str | Path, teacher_fingerprint: str):
     """(network, config) of a trained SFD generator, ESD or SalUn model; refused when made from another teacher."""
     from .networks import LabelUNet
 
     cfg = generator_info(folder)
-    if cfg.get("teacher") != teacher_fingerprint:
-        raise InputError(f"That checkpoint was distilled from another teacher (weights {cfg.get('teacher')}), not from "
-                         f"the loaded one ({teacher_fingerprint}): its samples would not be comparable.")
+    check_teacher(cfg, "shapes", teacher_fingerprint)
     net, cfg = LabelUNet.load(folder)
     return net.requires_grad_(False), cfg

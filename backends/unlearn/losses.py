@@ -36,14 +36,20 @@ def sid_generator_loss(teacher, psi, x_g: torch.Tensor, t: torch.Tensor, y_teach
 
 
 def esd_loss(student, teacher, xt: torch.Tensor, t: torch.Tensor, forget: int, null: int, eta: float) -> torch.Tensor:
-    """ESD: ε_θ*(x_t, c_f) regressed onto the frozen teacher's negatively guided ε_θ(x_t,∅) − η(ε_θ(x_t,c_f) − ε_θ(x_t,∅))."""
+    """ESD on labels: ``forget`` and ``null`` are the forget class's and the null label's indices."""
     n = xt.shape[0]
-    yf = torch.full((n,), forget, dtype=torch.long)
+    return esd_condition_loss(student, teacher, xt, t, torch.full((n,), forget, dtype=torch.long),
+                              torch.full((n,), null, dtype=torch.long), eta)
+
+
+def esd_condition_loss(student, teacher, xt: torch.Tensor, t: torch.Tensor, y_forget, y_null, eta: float) -> torch.Tensor:
+    """ESD: ε_θ*(x_t, c_f) regressed onto the frozen teacher's negatively guided ε_θ(x_t,∅) − η(ε_θ(x_t,c_f) − ε_θ(x_t,∅));
+    ``y_forget`` / ``y_null`` are whatever the networks take as a condition (labels, or a prompt's embedding)."""
     with torch.no_grad():
-        e_null = teacher(xt, t, torch.full((n,), null, dtype=torch.long))
-        e_f = teacher(xt, t, yf)
+        e_null = teacher(xt, t, y_null)
+        e_f = teacher(xt, t, y_forget)
         target = e_null - eta * (e_f - e_null)
-    return (student(xt, t, yf) - target).square().sum(dim=(1, 2, 3)).mean()
+    return (student(xt, t, y_forget) - target).square().sum(dim=(1, 2, 3)).mean()
 
 
 def denoising_loss(net, x0: torch.Tensor, t: torch.Tensor, y: torch.Tensor, eps: torch.Tensor,

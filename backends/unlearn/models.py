@@ -1,5 +1,6 @@
 """Models of the Unlearning capability: the embedded label-conditional teacher and the networks distilled from it
-for the default forget choices (``training/unlearn_teacher.py``, ``training/unlearn_generators.py``)."""
+for the default forget choices (``training/unlearn_teacher.py``, ``training/unlearn_generators.py``), and one SFD
+generator distilled from the text teacher (3D Layout's ``layout3d-embedded``, registered by that capability)."""
 
 from backends.common.registry import ModelSpec
 
@@ -52,4 +53,15 @@ SPECS = [
     _network("salun", "cube", "sphere",
              "8b68a4fe7172fe553dc7e169f03c613c94e51cc65ab0972ea9915d77ecb0531f",
              "c271d8d424612c30fc9eafe88ad697f8036f4a43a80ce0e9748acfb0d2b9f29b"),
+    ModelSpec(
+        id="unlearn-text-sfd-red-to-blue", capability="unlearn", kind="sfd-generator", source="embedded",
+        location="unlearn-text-sfd-red-to-blue", files=("config.json", "diffusion_pytorch_model.safetensors"),
+        sha256={
+            "config.json": "0191b5d0d65154681c439ee99e61e59ce8b123bda6f59cbaba7181aea233be9a",
+            "diffusion_pytorch_model.safetensors": "53ca5ae02c7788c0ecd711eba5465a898ce368e06849f21610a98a5defcf0f7e",
+        },
+        license="Apache-2.0 (trained by this project)", size_mb=11.73,
+        description="SFD one-step generator distilled from the 3D Layout text-to-image model (layout3d-embedded), "
+                    "forgetting the word red (mapped to blue).",
+    ),
 ]

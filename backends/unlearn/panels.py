@@ -19,11 +19,12 @@ def _font(size: int = 11):
 
 def class_panel(columns: dict[str, np.ndarray], captions: dict[str, list[str]], titles: dict[str, str],
                 bad: dict[str, list[bool]] | None = None) -> np.ndarray:
-    """``columns``: method → k uint8 images (k×32×32×3); ``captions``: method → k readings; ``bad`` marks readings
+    """``columns``: method → k uint8 images (k×S×S×3, S = 32 or 64); ``captions``: method → k readings; ``bad`` marks readings
     shown in red (e.g. a forgotten class still read as itself). Returns an RGB uint8 image."""
     methods = list(columns)
     k = max(len(v) for v in columns.values())
-    cell = 32 * SCALE
+    size = max(int(np.asarray(v).shape[1]) for v in columns.values() if len(v)) if any(len(v) for v in columns.values()) else 32
+    cell = size * max(1, (32 * SCALE) // size)  # 32×32 shown at 96, the text teacher's 64×64 at 128
     col_w = max(cell, 110)
     w = col_w * len(methods)
     h = TITLE_H + k * (cell + CAPTION_H)

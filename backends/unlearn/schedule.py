@@ -1,5 +1,6 @@
 """The DDPM noise schedule of SFD's label-conditional experiments (linear β 1e-4…0.02, T = 1000,
-ε-prediction) and the deterministic DDIM sampler the teacher is drawn with."""
+ε-prediction) and the deterministic DDIM sampler the teacher is drawn with. Every function takes ᾱ as an argument,
+so the text teacher's (SD's scaled-linear schedule, read from its scheduler) runs through the same code."""
 
 from __future__ import annotations
 
@@ -29,9 +30,11 @@ def ddim_timesteps(steps: int) -> list[int]:
 
 
 @torch.no_grad()
-def ddim_sample(eps_fn, noise: torch.Tensor, steps: int, abar: torch.Tensor, cancel=None) -> torch.Tensor:
+def ddim_sample(eps_fn, noise: torch.Tensor, steps: int, abar: torch.Tensor, cancel=None, clip: bool = True) -> torch.Tensor:
     """x₀ from ``noise`` by DDIM (η = 0) in ``steps`` steps; ``eps_fn(x_t, t)`` is the (guided) ε prediction,
-    ``cancel()`` is called between steps (it raises to stop)."""
+    ``cancel()`` is called between steps (it raises to stop). ``clip`` keeps each x₀ guess in [-1, 1] (pixels; off for
+    the text teacher's latents, as its scheduler's ``clip_sample=False``); ``abar`` is the schedule's ᾱ (the text
+    teacher's scaled-linear one comes from its scheduler)."""
     x = noise
     ts = ddim_timesteps(steps)
     for i, t in enumerate(ts):
@@ -39,7 +42,8 @@ def ddim_sample(eps_fn, noise: torch.Tensor, steps: int, abar: torch.Tensor, can
             cancel()
         tt = torch.full((x.shape[0],), t, dtype=torch.long)
         eps = eps_fn(x, tt)
-        x0 = x0_from_eps(x, tt, eps, abar).clamp(-1, 1)
+        x0 = x0_from_eps(x, tt, eps, abar)
+        x0 = x0.clamp(-1, 1) if clip else x0
         if i + 1 < len(ts):
             a_next = abar[ts[i + 1]]
             eps = (x - abar[t].sqrt() * x0) / (1 - abar[t]).sqrt()

@@ -62,11 +62,18 @@ class SFDTrainer:
     def _gen(self, z, y):
         return one_step(self.g, z, y, self.s.t_init, self.abar)
 
+    def _remain(self, n):
+        """Conditions of the remaining classes (the text teacher's trainer draws prompts and box depths instead)."""
+        return self.remaining[torch.randint(len(self.remaining), (n,), generator=self.gen)]
+
+    def _forget_pair(self, n):
+        """(forget, safe) conditions: the safe one is what the teacher is asked in the forgetting loss."""
+        return torch.full((n,), self.forget, dtype=torch.long), torch.full((n,), self.safe, dtype=torch.long)
+
     def step(self) -> dict[str, float]:
         s, n = self.s, self.s.batch
-        c = self.remaining[torch.randint(len(self.remaining), (n,), generator=self.gen)]
-        cf = torch.full((n,), self.forget, dtype=torch.long)
-        cs = torch.full((n,), self.safe, dtype=torch.long)
+        c = self._remain(n)
+        cf, cs = self._forget_pair(n)
         out = {}
         # ψ step
         self.psi.train().requires_grad_(True)

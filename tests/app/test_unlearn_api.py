@@ -79,3 +79,40 @@ def test_salun_distils_through_the_api_and_is_compared_by_its_run_id(client):
     with pytest.raises(AppError, match="holds a SalUn network, not SFD"):
         client.predict(forget="cone", safe="cylinder", sfd_generator=run_id, esd_model="none", salun_model="none",
                        per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+
+
+def test_text_teacher_forgets_a_word_distils_and_compares_by_run_id(client):
+    """The 3D Layout text teacher: a word the model does not know is refused by name; the shipped SFD generator of
+    'red → blue' is sampled beside the teacher and negative guidance (no ESD ships: said so); one Distil step of SFD
+    is compared by its run id, one panel per prompt with the detector's readings; a label-teacher run is refused."""
+    with pytest.raises(AppError, match="'crimson'"):
+        client.predict(forget="crimson", safe="blue", teacher="text", per_class=2, teacher_steps=2,
+                       api_name="/unlearn_sample_shipped")
+    with pytest.raises(AppError, match="colour onto a colour"):
+        client.predict(forget="red", safe="cube", teacher="text", per_class=2, teacher_steps=2,
+                       api_name="/unlearn_sample_shipped")
+    status, gallery, _, summary, _ = client.predict(
+        forget="red", safe="blue", teacher="text", prompts="a red cube; a blue sphere", per_class=2, teacher_steps=2,
+        api_name="/unlearn_sample_shipped")
+    assert summary["teacher"] == "text" and summary["methods"] == ["teacher", "sfd", "negative_guidance"]
+    assert "esd" in summary["skipped"] and "Not shown: esd" in status
+    assert len(gallery) == 2 and "forgotten word" in gallery[0]["caption"]
+    status, _, _, run_id, sfd, _, _, summary, files = client.predict(
+        forget="red", safe="blue", teacher="text", method="sfd", iterations=1, batch=2, preview_every=1,
+        checkpoint_every=1, run_dir="", api_name="/unlearn_distil")
+    assert sfd == run_id and status.startswith("SFD finished 1 steps")
+    assert any(f.endswith("diffusion_pytorch_model.safetensors") for f in files)
+    *_, table, summary, files = client.predict(
+        forget="red", safe="blue", teacher="text", prompts="a red cube; a blue sphere", sfd_generator=run_id,
+        esd_model="none", salun_model="none", per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+    assert set(summary["metrics"]) == {"teacher", "sfd", "negative_guidance"}
+    assert summary["metrics"]["sfd"]["forget_rate"]["n"] == 2 and summary["metrics"]["sfd"]["retained_accuracy"]["n"] == 2
+    assert summary["seconds_per_image"]["sfd"] < summary["seconds_per_image"]["teacher"]
+    label_run = client.predict(forget="cube", safe="sphere", method="sfd", iterations=1, batch=2, preview_every=1,
+                               checkpoint_every=1, run_dir="", api_name="/unlearn_distil")[3]
+    with pytest.raises(AppError, match="label-conditional"):
+        client.predict(forget="red", safe="blue", teacher="text", prompts="a red cube", sfd_generator=label_run,
+                       esd_model="none", per_class=2, teacher_steps=2, api_name="/unlearn_evaluate")
+    with pytest.raises(AppError, match="3D Layout"):
+        client.predict(forget="cube", safe="sphere", sfd_generator=run_id, esd_model="none", per_class=2,
+                       teacher_steps=2, api_name="/unlearn_evaluate")

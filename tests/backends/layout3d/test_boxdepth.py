@@ -2,9 +2,8 @@
 
 import numpy as np
 
-from backends.layout3d import boxdepth
 from backends.layout3d.layout import Layout, box_on_floor
-from backends.synth import render
+from backends.synth import boxdepth, render
 
 SCENE = "a green lawn under a pale blue sky"
 BOXES = (box_on_floor("a red cube", -0.6, 1.0, (0.7, 0.7, 0.7), 20),

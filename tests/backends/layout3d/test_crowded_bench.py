@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from backends.layout3d.detector import class_of
 from backends.layout3d.layout import Layout, box_on_floor
+from backends.synth.detector import class_of
 from bench.layout3d import (
     CROWDED_MIN_OVERLAP,
     crop_of,

@@ -64,8 +64,8 @@ def test_same_seed_same_image_and_empty_scene_follows_the_room(pipe):
 
 def test_detector_names_clean_renders():
     from backends.common.cnn import SmallClassifier
-    from backends.layout3d.detector import class_of, detect
     from backends.synth import Scene
+    from backends.synth.detector import class_of, detect
     from training.layout3d_detector import scene_of
 
     det = SmallClassifier.load(default_registry().resolve("layout3d-detector").path)

@@ -1,4 +1,5 @@
-"""Box depth fast enough for a live preview while a box is dragged.
+"""Box depth fast enough for a live preview while a box is dragged (3D Layout's editor; the text-conditioned
+Unlearning teacher conditions on the same box depth, so it lives here, beside the renderer it equals).
 
 A full ``backends.synth.render`` of the layout builds a ray-casting scene, casts every pixel, and
 shades colours, normals and points that the box depth never uses. Here only what changed is cast:
@@ -14,9 +15,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from backends.synth import Camera
-from backends.synth.render import RenderOutput, primitive_vertices, room_meshes
-from backends.synth.scene import Primitive
+from .camera import Camera
+from .render import RenderOutput, primitive_vertices, room_meshes
+from .scene import Primitive
 
 
 @lru_cache(maxsize=8)

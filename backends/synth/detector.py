@@ -1,4 +1,5 @@
-"""The evaluation detector of the embedded domain (the paper used YOLOv8 on SD images).
+"""The evaluation detector of the 3D Layout world (the paper used YOLOv8 on SD images); shared because the
+Unlearning tab reads its text-conditioned teacher's images with it too (weights: ``layout3d-detector``).
 
 A small CNN names what stands in a requested box — one of the 40 shape × colour classes or
 ``nothing`` — from the crop of the box's image-space bounding box. The detected extent is the
@@ -16,7 +17,8 @@ import torch.nn.functional as F
 from scipy import ndimage
 
 from backends.common.cnn import SmallClassifier
-from backends.synth.scene import COLORS, SHAPES
+
+from .scene import COLORS, SHAPES
 
 CLASSES: tuple[str, ...] = tuple(f"{c} {s}" for s in SHAPES for c in COLORS) + ("nothing",)
 CROP = 24
