@@ -16,7 +16,7 @@ from backends.common.progress import ProgressEvent, raise_if_cancelled
 from backends.synth.shape_images import CLASSES
 
 from .classes import check_pair
-from .loading import check_teacher, generator_info, load_generator, model_folder
+from .loading import check_teacher, generator_info, load_generator, model_folder, network_config
 from .metrics import method_metrics, readings
 from .requests import NAMES, SHIPPED, EvaluateRequest, is_run_id
 from .sampling import METHOD_TITLES, Samplers, draw, noise
@@ -57,13 +57,9 @@ def resolve_network(spec: str, method: str, request: EvaluateRequest, teacher_fp
             raise InputError(f"No {NAMES[method]} network ships for {request.forget} → {request.safe}; distil one "
                              "(Distil) and give its folder, or choose a shipped pair.")
         folder = model_folder(model_id)
+        cfg = generator_info(folder)
     else:
-        folder = run_folder(spec) if is_run_id(spec) else Path(spec)
-        if (folder / "network").is_dir():
-            folder = folder / "network"
-    cfg = generator_info(folder)
-    if cfg["method"] != method:
-        raise InputError(f"{spec} holds a {NAMES[cfg['method']]} network, not {NAMES[method]}.")
+        folder, cfg = network_config(spec, method)
     check_teacher(cfg, "shapes", teacher_fp)  # a text-teacher network is refused as such, before its words are
     if (cfg.get("forget"), cfg.get("safe")) != (request.forget, request.safe):
         raise InputError(f"{spec} was trained to forget {cfg.get('forget')} → {cfg.get('safe')}, "

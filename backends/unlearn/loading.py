@@ -54,6 +54,20 @@ def generator_info(folder: str | Path) -> dict:
     return cfg
 
 
+def network_config(spec: str, method: str) -> tuple[Path, dict]:
+    """(folder, config) of the network a user named by Distil run id or folder, refused if it holds another method."""
+    from .evaluate import run_folder
+    from .requests import NAMES, is_run_id
+
+    folder = run_folder(spec) if is_run_id(spec) else Path(spec)
+    if (folder / "network").is_dir():
+        folder = folder / "network"
+    cfg = generator_info(folder)
+    if cfg["method"] != method:
+        raise InputError(f"{spec} holds a {NAMES[cfg['method']]} network, not {NAMES[method]}.")
+    return folder, cfg
+
+
 def check_teacher(cfg: dict, kind: str, teacher_fingerprint: str) -> None:
     """Refuse a network distilled from another kind of teacher, or from other weights of this one."""
     made = cfg.get("teacher_kind", "shapes")  # networks made before the text teacher were all of the shapes

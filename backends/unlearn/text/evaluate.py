@@ -5,14 +5,13 @@ detector reads each image's box; per method the numbers of ``metrics.py``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from backends.common.errors import InputError
 from backends.common.progress import ProgressEvent, raise_if_cancelled
-from backends.unlearn.requests import NAMES, SHIPPED, EvaluateRequest, is_run_id
+from backends.unlearn.requests import NAMES, SHIPPED, EvaluateRequest
 
 from .conditions import boxes_for, renders
 from .loading import load_text_network
@@ -36,8 +35,7 @@ def text_ships(method: str, forget: str, safe: str) -> bool:
 
 def resolve_text_network(spec: str, method: str, forget: str, safe: str, teacher_fp: str):
     """(network or None, its config, why it is left out or None) for 'shipped', 'none', a run id or a folder."""
-    from backends.unlearn.evaluate import run_folder
-    from backends.unlearn.loading import generator_info, model_folder
+    from backends.unlearn.loading import model_folder, network_config
 
     spec = (spec or "none").strip()
     if spec.lower() == "none":
@@ -48,12 +46,7 @@ def resolve_text_network(spec: str, method: str, forget: str, safe: str, teacher
                               "and give its run id")
         folder = model_folder(text_shipped_id(method, forget, safe))
     else:
-        folder = run_folder(spec) if is_run_id(spec) else Path(spec)
-        if (folder / "network").is_dir():
-            folder = folder / "network"
-    cfg = generator_info(folder)
-    if cfg["method"] != method:
-        raise InputError(f"{spec} holds a {NAMES[cfg['method']]} network, not {NAMES[method]}.")
+        folder, _cfg = network_config(spec, method)
     net, cfg = load_text_network(folder, teacher_fp)
     if (cfg.get("forget"), cfg.get("safe")) != (forget, safe):
         raise InputError(f"{spec} was trained to forget {cfg.get('forget')} → {cfg.get('safe')}, not {forget} → {safe}.")
